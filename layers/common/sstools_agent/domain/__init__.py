@@ -1,0 +1,1 @@
+"""Pure policy domain: UI context, tool catalog, role policy, affinity, guardrails, summaries."""

@@ -1,0 +1,157 @@
+"""The shape of a tool declaration; the declarations themselves live in `tool_catalog`."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel
+
+from sstools_agent.domain.roles import READ_ACCESS, RoleRequirement
+from sstools_agent.domain.ui_context import ObjectType
+
+DEFAULT_TOOL_TIMEOUT_S: Final = 30.0
+"""AGTL-FR-004: a tool call that has not answered by then is a timeout."""
+
+
+class Operation(StrEnum):
+    """Whether a call changes anything."""
+
+    READ = "read"
+    WRITE = "write"
+
+
+class EnvironmentSource(StrEnum):
+    """Where a tool call's target environment comes from."""
+
+    NONE = "none"
+    """The tool touches no particular environment (formatting SQL, listing environments)."""
+    UI_CONTEXT = "ui_context"
+    """The environment the user is looking at (the UI context's envId)."""
+    ARGUMENT = "argument"
+    """An argument of the call names it (e.g. a deployment's target)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RussianNoun:
+    """A noun's three plural forms and its participle, for «2 дашборда будут изменены»."""
+
+    one: str
+    few: str
+    many: str
+    changed_one: str
+    changed_many: str
+
+    def count_phrase(self, count: int) -> str:
+        """«1 дашборд будет изменён», «3 дашборда будут изменены», «5 дашбордов будут изменены»."""
+        last_two, last = count % 100, count % 10
+        if last == 1 and last_two != 11:
+            return f"{count} {self.one} будет {self.changed_one}"
+        if 2 <= last <= 4 and not 12 <= last_two <= 14:
+            return f"{count} {self.few} будут {self.changed_many}"
+        return f"{count} {self.many} будут {self.changed_many}"
+
+
+DASHBOARD_NOUN: Final = RussianNoun("дашборд", "дашборда", "дашбордов", "изменён", "изменены")
+
+
+@dataclass(frozen=True, slots=True)
+class CountedImpact:
+    """Impact measured by how many objects an argument names (a list of ids or one id)."""
+
+    argument: str
+    noun: RussianNoun
+
+    def describe(self, args: Mapping[str, Any], env_id: str | None) -> str:
+        """The sentence shown on the confirmation card."""
+        value = args.get(self.argument)
+        count = len(value) if isinstance(value, list | tuple | set) else int(value is not None)
+        return self.noun.count_phrase(count)
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedImpact:
+    """Impact described by a sentence; `{env}` and argument names are filled from the call."""
+
+    template: str
+
+    def describe(self, args: Mapping[str, Any], env_id: str | None) -> str:
+        """The sentence shown on the confirmation card."""
+        return self.template.format_map({**args, "env": env_id or "—"})
+
+
+Impact = CountedImpact | DescribedImpact
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """Everything the backend knows about one agent tool, declared once in the catalog."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    operation: Operation
+    required_roles: RoleRequirement
+    environment_source: EnvironmentSource
+    method: Literal["GET", "POST"] | None = None
+    """HTTP method of the upstream call; None for a tool answered inside the agent."""
+    path: str | None = None
+    """Upstream path; `{env_id}` is the resolved environment, other fields come from the args."""
+    affinity: frozenset[ObjectType] = frozenset()
+    """Object pages this tool belongs to; with no object on the page every tool may be offered."""
+    environment_argument: str | None = None
+    sql_argument: str | None = None
+    """For SQL tools: the argument whose text decides, per call, between read and write."""
+    timeout_s: float | None = None
+    """Per-tool timeout; None means the configured default (30 s unless configured otherwise)."""
+    may_retry: bool = False
+    """Whether a failed call may be retried; only ever true for reads (and read SQL)."""
+    impact: Impact | None = None
+    read_roles: RoleRequirement = field(default=READ_ACCESS)
+    """What a SQL tool requires when its statement turns out to be a read."""
+
+    def __post_init__(self) -> None:
+        fields = set(self.args_model.model_fields)
+        if self.operation is Operation.WRITE and self.may_retry and self.sql_argument is None:
+            raise ValueError(f"{self.name}: a write tool must not retry")
+        if (self.environment_source is EnvironmentSource.ARGUMENT) != (
+            self.environment_argument is not None
+        ):
+            raise ValueError(f"{self.name}: environment_argument goes with ARGUMENT, only")
+        if self.environment_argument is not None and self.environment_argument not in fields:
+            raise ValueError(f"{self.name}: no argument {self.environment_argument!r}")
+        if self.sql_argument is not None and self.sql_argument not in fields:
+            raise ValueError(f"{self.name}: no argument {self.sql_argument!r}")
+        if (self.method is None) != (self.path is None):
+            raise ValueError(f"{self.name}: method and path go together")
+        for placeholder in self.path_placeholders:
+            if placeholder != "env_id" and placeholder not in fields:
+                raise ValueError(f"{self.name}: path needs {placeholder!r}, not an argument")
+        if "env_id" in self.path_placeholders and (
+            self.environment_source is EnvironmentSource.NONE
+        ):
+            raise ValueError(f"{self.name}: path names {{env_id}} but the tool has no environment")
+
+    @property
+    def path_placeholders(self) -> tuple[str, ...]:
+        """Names between braces in the upstream path."""
+        if self.path is None:
+            return ()
+        return tuple(name for _, name, _, _ in string.Formatter().parse(self.path) if name)
+
+    @property
+    def is_environment_specific(self) -> bool:
+        """Whether calls act in one environment (such tools are out when the page has no envId)."""
+        return self.environment_source is not EnvironmentSource.NONE
+
+    @property
+    def is_local(self) -> bool:
+        """Whether the agent answers this tool itself, without the upstream."""
+        return self.path is None
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as offered to the model."""
+        return self.args_model.model_json_schema()

@@ -1,0 +1,32 @@
+"""The error taxonomy, defined once: the seed's codes plus the few this backend adds.
+
+Every error that reaches a user (an HTTP body, an `error` or `tool_error` stream event, an audit
+record) carries one of these codes.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    """Machine-readable error codes shared by the stream, the REST API and the audit log."""
+
+    # From the seed (contracts/ux/api-ux.md, "Error Taxonomy").
+    UNAUTHORIZED = "UNAUTHORIZED"
+    FORBIDDEN = "FORBIDDEN"
+    LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
+    TOOL_FAILURE = "TOOL_FAILURE"
+    # Added here: each names a situation the seed describes in words.
+    TOOL_TIMEOUT = "TOOL_TIMEOUT"
+    INVALID_CONTEXT = "INVALID_CONTEXT"
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    CONVERSATION_BUSY = "CONVERSATION_BUSY"
+    NOT_FOUND = "NOT_FOUND"
+
+
+SESSION_EXPIRED_MESSAGE = "сессия истекла, обновите страницу"
+"""What the user reads when the upstream refuses the user's JWT (seed edge case)."""
+
+WRITE_STATUS_UNKNOWN_MESSAGE = "operation status unknown — check status"
+"""What the user reads when a write times out: it may have succeeded upstream (AGTL-FR-004)."""

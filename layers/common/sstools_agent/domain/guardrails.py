@@ -1,0 +1,161 @@
+"""GuardrailDecision: how risky a call is and what the confirmation card says (AGGRD-FR-001..003).
+
+Risk depends on the operation and the target environment's tier, not on the tool's name alone:
+a write to prod is dangerous (destructive tone, «⚠️ PRODUCTION»), a write to dev or staging is
+guarded (info tone, «Изменения в dev-окружении»), a read is safe (success tone, «чтение данных»).
+A denied call carries the permission result and no confirmation: the card says «Недостаточно прав».
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any, Final
+
+from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.environments import EnvironmentTier
+from sstools_agent.domain.role_policy import PermissionResult
+from sstools_agent.domain.tool_calls import ResolvedToolCall
+
+READ_LABEL: Final = "чтение данных"
+WRITE_LABEL: Final = "изменение данных"
+DENIED_TITLE: Final = "Недостаточно прав"
+
+
+class RiskLevel(StrEnum):
+    SAFE = "safe"
+    GUARDED = "guarded"
+    DANGEROUS = "dangerous"
+
+
+class Tone(StrEnum):
+    """Visual treatment of the card."""
+
+    SUCCESS = "success"
+    INFO = "info"
+    WARNING = "warning"
+    DESTRUCTIVE = "destructive"
+
+
+_BADGES: Final = {
+    (EnvironmentTier.PROD, Operation.WRITE): "⚠️ PRODUCTION",
+    (EnvironmentTier.PROD, Operation.READ): "PRODUCTION",
+    (EnvironmentTier.STAGING, Operation.WRITE): "STAGING",
+    (EnvironmentTier.STAGING, Operation.READ): "STAGING",
+    (EnvironmentTier.DEV, Operation.WRITE): "DEV",
+    (EnvironmentTier.DEV, Operation.READ): "DEV",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailDecision:
+    """Server-side verdict on one tool call; it is also the payload of `confirm_required`."""
+
+    tool: str
+    operation: Operation
+    risk: RiskLevel
+    tone: Tone
+    label: str
+    environment: str | None
+    environment_tier: EnvironmentTier | None
+    badge: str | None
+    impact: str | None
+    permission: PermissionResult
+    requires_confirmation: bool
+    prompt: str
+
+    def to_payload(self) -> dict[str, Any]:
+        """JSON-ready form for the stream event and the audit record."""
+        payload = asdict(self)
+        payload["permission"] = {
+            "allowed": self.permission.allowed,
+            "user_role": self.permission.user_role,
+            "required_role": self.permission.required_role,
+            "reason": self.permission.reason,
+        }
+        return payload
+
+
+def _impact(call: ResolvedToolCall) -> str | None:
+    env_id = call.environment.env_id if call.environment else None
+    if call.sql is not None:
+        if call.operation is Operation.READ:
+            return None
+        if not call.sql.parsed:
+            return "SQL не разобран: выполнение считается изменением данных"
+        return f"SQL изменит данные ({', '.join(call.sql.statement_kinds)})"
+    if call.operation is Operation.READ or call.spec.impact is None:
+        return None
+    return call.spec.impact.describe(call.arguments, env_id)
+
+
+def _risk_and_tone(call: ResolvedToolCall) -> tuple[RiskLevel, Tone]:
+    if call.operation is Operation.READ:
+        return RiskLevel.SAFE, Tone.SUCCESS
+    tier = call.environment.tier if call.environment else None
+    if tier is EnvironmentTier.PROD:
+        return RiskLevel.DANGEROUS, Tone.DESTRUCTIVE
+    if call.sql is not None and call.sql.destructive:
+        # DROP, TRUNCATE, DELETE without WHERE, or unparsable SQL: louder even outside prod.
+        return RiskLevel.GUARDED, Tone.WARNING
+    return RiskLevel.GUARDED, Tone.INFO
+
+
+def _prompt(call: ResolvedToolCall, permission: PermissionResult, impact: str | None) -> str:
+    env = call.environment
+    tool = call.spec.name
+    if not permission.allowed:
+        return f"{DENIED_TITLE}: {tool} требует роль {permission.required_role}."
+    if call.operation is Operation.READ:
+        where = f" в окружении {env.env_id}" if env else ""
+        return f"Чтение данных: {tool}{where}. Ничего не будет изменено."
+    details = f" {impact[0].upper()}{impact[1:]}." if impact else ""
+    if env is None:
+        return f"Изменение данных: {tool}.{details} Подтвердить?"
+    if env.tier is EnvironmentTier.PROD:
+        return f"⚠️ PRODUCTION: {tool} изменит рабочее окружение {env.env_id}.{details} Подтвердить?"
+    return f"Изменения в {env.tier}-окружении {env.env_id}: {tool}.{details} Подтвердить?"
+
+
+def decide_guardrail(
+    call: ResolvedToolCall,
+    permission: PermissionResult,
+    confirm_reads: frozenset[str] = frozenset(),
+) -> GuardrailDecision:
+    """The decision for a resolved call: writes need confirmation, reads only if configured."""
+    impact = _impact(call)
+    risk, tone = _risk_and_tone(call)
+    env = call.environment
+    needs_confirmation = call.operation is Operation.WRITE or call.spec.name in confirm_reads
+    return GuardrailDecision(
+        tool=call.spec.name,
+        operation=call.operation,
+        risk=risk,
+        tone=tone,
+        label=READ_LABEL if call.operation is Operation.READ else WRITE_LABEL,
+        environment=env.env_id if env else None,
+        environment_tier=env.tier if env else None,
+        badge=_BADGES[(env.tier, call.operation)] if env else None,
+        impact=impact,
+        permission=permission,
+        requires_confirmation=permission.allowed and needs_confirmation,
+        prompt=_prompt(call, permission, impact),
+    )
+
+
+def decide_unknown_tool(tool: str, permission: PermissionResult) -> GuardrailDecision:
+    """A tool the catalog does not know: treated as a dangerous write, and denied."""
+    return GuardrailDecision(
+        tool=tool,
+        operation=Operation.WRITE,
+        risk=RiskLevel.DANGEROUS,
+        tone=Tone.DESTRUCTIVE,
+        label=WRITE_LABEL,
+        environment=None,
+        environment_tier=None,
+        badge=None,
+        impact=None,
+        permission=permission,
+        requires_confirmation=False,
+        prompt=f"{DENIED_TITLE}: инструмент {tool} неизвестен.",
+    )

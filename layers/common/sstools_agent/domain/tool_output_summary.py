@@ -1,0 +1,166 @@
+"""Structured summaries of large tool outputs (AGTL-FR-003).
+
+An output over the budget (4000 characters of JSON) is not cut mid-structure: arrays keep their
+first N items plus the total count, objects are summarised recursively with ids, names and counts
+kept first, long text is cut at a sentence boundary. N is fitted to the budget by bisection. The
+result is always valid JSON within the budget; the UI still receives the full output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+DEFAULT_BUDGET_CHARS: Final = 4000
+ELLIPSIS: Final = "…"
+MIN_USEFUL_ITEMS: Final = 5
+
+# Keys that identify or count things: kept first when an object must lose keys.
+_PRIORITY_KEY: Final = re.compile(
+    r"^(id|.*_id|uuid|name|title|status|state|type|kind|total|.*count|count_.*|env.*|error.*)$",
+    re.IGNORECASE,
+)
+_SENTENCE_END: Final = re.compile(r"[.!?…](?=\s)|\n")
+
+# Text limits tried from generous to strict; item and key limits are bisected under each.
+_TEXT_LIMITS: Final = (600, 300, 160, 80, 40, 16)
+_KEY_LIMITS: Final = (64, 24, 12, 6, 3)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutputSummary:
+    """What the model receives instead of a large output, and how much smaller it is."""
+
+    content: str
+    """Valid JSON, at most the budget long."""
+    raw_chars: int
+    summarised_chars: int
+    summarised: bool
+
+    @property
+    def reduction(self) -> float:
+        """Share of characters removed (0.0 when the output was passed as it was)."""
+        return 1 - self.summarised_chars / self.raw_chars if self.raw_chars else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    items: int
+    text: int
+    keys: int
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON that keeps non-Latin text readable (and counted as characters)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def cut_text(text: str, limit: int) -> str:
+    """Cuts text to at most `limit` characters, at a sentence end, else a word end, plus «…»."""
+    if len(text) <= limit:
+        return text
+    room = max(limit - len(ELLIPSIS), 0)
+    window = text[:room]
+    ends = [match.end() for match in _SENTENCE_END.finditer(window)]
+    if ends and ends[-1] >= room // 3:
+        return window[: ends[-1]].rstrip() + ELLIPSIS
+    space = window.rfind(" ")
+    if space >= room // 3:
+        return window[:space].rstrip() + ELLIPSIS
+    return window + ELLIPSIS
+
+
+def _ordered_keys(value: Mapping[str, Any]) -> list[str]:
+    def rank(key: str) -> tuple[int, int]:
+        item = value[key]
+        scalar = not isinstance(item, dict | list)
+        return (0 if _PRIORITY_KEY.match(str(key)) else 1, 0 if scalar else 1)
+
+    return sorted(value, key=rank)
+
+
+def _summarise(value: Any, limits: _Limits) -> Any:
+    if isinstance(value, str):
+        return cut_text(value, limits.text)
+    if isinstance(value, list):
+        kept = [_summarise(item, limits) for item in value[: limits.items]]
+        if len(value) <= limits.items:
+            return kept
+        return {
+            "items": kept,
+            "total_count": len(value),
+            "shown": len(kept),
+            "truncated": True,
+        }
+    if isinstance(value, dict):
+        keys = _ordered_keys(value)
+        summary = {str(key): _summarise(value[key], limits) for key in keys[: limits.keys]}
+        if len(keys) > limits.keys:
+            summary["omitted_keys"] = len(keys) - limits.keys
+        return summary
+    return value
+
+
+def _fits(value: Any, limits: _Limits, budget: int) -> str | None:
+    text = to_json(_summarise(value, limits))
+    return text if len(text) <= budget else None
+
+
+def _fit_items(value: Any, text_limit: int, key_limit: int, budget: int) -> tuple[int, str] | None:
+    """The largest item count (bisected) that fits with its JSON, or None if zero items do not."""
+    fitted = _fits(value, _Limits(0, text_limit, key_limit), budget)
+    if fitted is None:
+        return None
+    best = (0, fitted)
+    low, high = 0, max(_longest_list(value), 1)
+    while low < high:
+        middle = (low + high + 1) // 2
+        candidate = _fits(value, _Limits(middle, text_limit, key_limit), budget)
+        if candidate is None:
+            high = middle - 1
+        else:
+            low, best = middle, (middle, candidate)
+    return best
+
+
+def _longest_list(value: Any) -> int:
+    if isinstance(value, list):
+        return max([len(value), *(_longest_list(item) for item in value[:64])])
+    if isinstance(value, dict):
+        return max([0, *(_longest_list(item) for item in value.values())])
+    return 0
+
+
+def _fallback(value: Any, raw_chars: int) -> str:
+    kind = type(value).__name__
+    size = len(value) if isinstance(value, list | dict | str) else None
+    return to_json({"truncated": True, "type": kind, "size": size, "raw_chars": raw_chars})
+
+
+def summarise_tool_output(output: Any, budget: int = DEFAULT_BUDGET_CHARS) -> ToolOutputSummary:
+    """Summarises a tool's output (parsed JSON, or text) to at most `budget` characters of JSON."""
+    raw = to_json(output)
+    if len(raw) <= budget:
+        return ToolOutputSummary(raw, len(raw), len(raw), summarised=False)
+    if isinstance(output, str):
+        # JSON escapes can lengthen text; shrink the cut until the encoded string fits.
+        limit = budget - 2
+        content = to_json(cut_text(output, limit))
+        while len(content) > budget and limit > 0:
+            limit = max(limit - (len(content) - budget) - 1, 0)
+            content = to_json(cut_text(output, limit))
+        return ToolOutputSummary(content, len(raw), len(content), summarised=True)
+    # Prefer shorter texts and fewer keys over dropping items below a useful handful.
+    wanted_items = min(MIN_USEFUL_ITEMS, _longest_list(output))
+    for required_items in (wanted_items, 0):
+        for text_limit in _TEXT_LIMITS:
+            for key_limit in _KEY_LIMITS:
+                fitted = _fit_items(output, text_limit, key_limit, budget)
+                if fitted is not None and fitted[0] >= required_items:
+                    content = fitted[1]
+                    return ToolOutputSummary(content, len(raw), len(content), summarised=True)
+    content = _fallback(output, len(raw))
+    return ToolOutputSummary(content, len(raw), len(content), summarised=True)

@@ -1,0 +1,163 @@
+"""GuardrailDecision (Story 2, AGGRD-FR-001..003): risk by environment tier and operation."""
+
+from __future__ import annotations
+
+import pytest
+
+from sstools_agent.domain.catalog_types import DASHBOARD_NOUN
+from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
+from sstools_agent.domain.roles import Role
+from sstools_agent.domain.tool_calls import InvalidToolCall
+from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.ui_context import UIContext
+
+
+def dashboard_page(env_id: str | None = "ss-dev") -> UIContext:
+    payload = {"contextVersion": 1, "objectType": "dashboard", "objectId": "10", "envId": env_id}
+    return UIContext.model_validate(payload, context={"environments": DEFAULT_ENVIRONMENTS})
+
+
+def deploy(target: str, ids: list[int]) -> dict[str, object]:
+    return {"dashboard_ids": ids, "source_env_id": "ss-dev", "target_env_id": target}
+
+
+def test_a_prod_deploy_is_dangerous_destructive_with_the_production_badge(policy):
+    # Story 2, acceptance 1
+    decision = policy.evaluate(
+        Role.ADMIN, "deploy_dashboard", deploy("prod", [10, 11, 12]), dashboard_page()
+    )
+    assert decision.permission.allowed
+    assert decision.requires_confirmation
+    assert decision.risk == "dangerous"
+    assert decision.tone == "destructive"
+    assert decision.badge == "⚠️ PRODUCTION"
+    assert decision.environment == "prod"
+    assert decision.environment_tier == "prod"
+    assert decision.operation == "write"
+    assert decision.impact == "3 дашборда будут изменены"
+    assert "prod" in decision.prompt
+    assert "3 дашборда будут изменены" in decision.prompt
+
+
+def test_two_dashboards_to_prod(policy):
+    decision = policy.evaluate(
+        Role.ADMIN, "deploy_dashboard", deploy("prod", [10, 42]), dashboard_page()
+    )
+    assert decision.impact == "2 дашборда будут изменены"
+
+
+@pytest.mark.parametrize(("target", "tier"), [("ss-dev", "dev"), ("staging", "staging")])
+def test_a_dev_or_staging_deploy_is_guarded_and_info_toned(policy, target, tier):
+    # Story 2, acceptance 2
+    decision = policy.evaluate(
+        Role.ENGINEER, "deploy_dashboard", deploy(target, [10]), dashboard_page()
+    )
+    assert decision.permission.allowed
+    assert decision.requires_confirmation
+    assert decision.risk == "guarded"
+    assert decision.tone == "info"
+    assert decision.prompt.startswith(f"Изменения в {tier}-окружении")
+    assert "⚠️" not in (decision.badge or "") + decision.prompt
+    assert decision.impact == "1 дашборд будет изменён"
+
+
+def test_a_read_is_labelled_reading_with_success_tone(policy):
+    # Story 2, acceptance 3 (with HITL enabled for reads by configuration)
+    confirming = ToolPolicy(
+        CATALOG, DEFAULT_ENVIRONMENTS, confirm_reads=frozenset({"search_dashboards"})
+    )
+    decision = confirming.evaluate(
+        Role.ANALYST, "search_dashboards", {"query": "энерг"}, dashboard_page("prod")
+    )
+    assert decision.requires_confirmation
+    assert decision.risk == "safe"
+    assert decision.tone == "success"
+    assert decision.label == "чтение данных"
+    assert decision.operation == "read"
+    assert "⚠️" not in (decision.badge or "") + decision.prompt
+    # Without that setting a read needs no confirmation at all
+    plain = policy.evaluate(Role.ANALYST, "search_dashboards", {}, dashboard_page("prod"))
+    assert plain.requires_confirmation is False
+
+
+def test_a_denied_call_has_no_confirmation_and_names_the_role(policy):
+    # Story 2, acceptance 4: pre-rejected server-side, «Недостаточно прав», no confirm button
+    decision = policy.evaluate(
+        Role.ANALYST, "commit_changes", {"dashboard_id": 10, "message": "x"}, dashboard_page()
+    )
+    assert decision.permission.allowed is False
+    assert decision.requires_confirmation is False
+    assert decision.permission.required_role == Role.ENGINEER
+    assert decision.prompt == "Недостаточно прав: commit_changes требует роль engineer."
+    payload = decision.to_payload()
+    assert payload["permission"] == {
+        "allowed": False,
+        "user_role": "analyst",
+        "required_role": "engineer",
+        "reason": decision.permission.reason,
+    }
+
+
+@pytest.mark.parametrize(
+    ("sql", "tone", "impact"),
+    [
+        ("DROP TABLE energy", "warning", "SQL изменит данные (DROP)"),
+        ("UPDATE energy SET v = 0 WHERE id = 1", "info", "SQL изменит данные (UPDATE)"),
+        ("SELEC broken", "warning", "SQL не разобран: выполнение считается изменением данных"),
+    ],
+)
+def test_sql_writes_outside_prod_are_louder_when_destructive(policy, sql, tone, impact):
+    payload = {"contextVersion": 1, "objectType": "dataset", "objectId": "15", "envId": "staging"}
+    page = UIContext.model_validate(payload, context={"environments": DEFAULT_ENVIRONMENTS})
+    decision = policy.evaluate(
+        Role.ENGINEER, "superset_execute_sql", {"database_id": 1, "sql": sql}, page
+    )
+    assert decision.operation == "write"
+    assert decision.tone == tone
+    assert decision.impact == impact
+
+
+def test_admin_only_tools_describe_their_impact(policy):
+    decision = policy.evaluate(
+        Role.ADMIN,
+        "start_maintenance",
+        {"reason": "upgrade", "duration_minutes": 30},
+        dashboard_page("prod"),
+    )
+    assert decision.risk == "dangerous"
+    assert decision.impact == "окружение prod будет в режиме обслуживания 30 мин"
+
+
+def test_invalid_arguments_are_refused_with_a_clear_error(policy):
+    with pytest.raises(InvalidToolCall) as raised:
+        policy.evaluate(Role.ADMIN, "deploy_dashboard", {"dashboard_ids": []}, dashboard_page())
+    assert raised.value.code == "VALIDATION_ERROR"
+    assert "dashboard_ids" in raised.value.detail
+    with pytest.raises(InvalidToolCall, match="not known"):
+        policy.evaluate(Role.ADMIN, "deploy_dashboard", deploy("moon", [1]), dashboard_page())
+    with pytest.raises(InvalidToolCall, match="Extra inputs are not permitted"):
+        policy.evaluate(Role.ADMIN, "run_backup", {"force": True}, dashboard_page())
+
+
+def test_a_context_tool_without_an_environment_is_refused(policy):
+    with pytest.raises(InvalidToolCall, match="no environment"):
+        policy.evaluate(Role.ADMIN, "run_backup", {}, dashboard_page(None))
+
+
+@pytest.mark.parametrize(
+    ("count", "phrase"),
+    [
+        (1, "1 дашборд будет изменён"),
+        (2, "2 дашборда будут изменены"),
+        (4, "4 дашборда будут изменены"),
+        (5, "5 дашбордов будут изменены"),
+        (11, "11 дашбордов будут изменены"),
+        (12, "12 дашбордов будут изменены"),
+        (21, "21 дашборд будет изменён"),
+        (22, "22 дашборда будут изменены"),
+        (111, "111 дашбордов будут изменены"),
+    ],
+)
+def test_russian_plurals(count, phrase):
+    assert DASHBOARD_NOUN.count_phrase(count) == phrase

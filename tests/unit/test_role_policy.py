@@ -1,0 +1,203 @@
+"""The role matrix (AGTL-FR-001, AGTL-FR-005, SC-005): every role x tool x tier, at both layers.
+
+The expected matrix is written out here from design.md, independently of the catalog, so a wrong
+declaration in the catalog fails these tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
+from sstools_agent.domain.roles import Role
+from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.ui_context import UIContext
+
+A, E, D = Role.ANALYST, Role.ENGINEER, Role.ADMIN
+TIERS = {"dev": "ss-dev", "staging": "staging", "prod": "prod"}
+
+# tool -> (operation, least role in dev, staging, prod), from design.md "Policy".
+EXPECTED: dict[str, tuple[str, Role, Role, Role]] = {
+    "show_capabilities": ("read", A, A, A),
+    "search_dashboards": ("read", A, A, A),
+    "get_health_summary": ("read", A, A, A),
+    "deploy_dashboard": ("write", E, E, D),
+    "run_llm_validation": ("read", A, A, A),
+    "run_llm_documentation": ("write", E, E, D),
+    "execute_migration": ("write", E, E, D),
+    "create_branch": ("write", E, E, D),
+    "commit_changes": ("write", E, E, D),
+    "superset_explore_database": ("read", A, A, A),
+    "superset_format_sql": ("read", A, A, A),
+    "superset_audit_permissions": ("read", A, A, A),
+    "superset_execute_sql": ("write", E, E, D),  # a write statement; SELECT is checked below
+    "superset_create_dataset": ("write", E, E, D),
+    "get_task_status": ("read", A, A, A),
+    "list_environments": ("read", A, A, A),
+    "run_backup": ("write", D, D, D),
+    "list_maintenance_events": ("read", A, A, A),
+    "start_maintenance": ("write", D, D, D),
+    "end_maintenance": ("write", D, D, D),
+    "list_migrations": ("read", A, A, A),
+    "get_migration_plan": ("read", A, A, A),
+}
+
+# Arguments that make a valid call of each tool; env-targeted tools get their env filled in.
+SAMPLE_ARGS: dict[str, dict[str, Any]] = {
+    "show_capabilities": {},
+    "search_dashboards": {"query": "энергопотребление"},
+    "get_health_summary": {"dashboard_id": 10},
+    "deploy_dashboard": {"dashboard_ids": [10, 11, 12], "source_env_id": "ss-dev"},
+    "run_llm_validation": {"dashboard_id": 10},
+    "run_llm_documentation": {"dashboard_id": 10},
+    "execute_migration": {"migration_id": 3},
+    "create_branch": {"dashboard_id": 10, "branch_name": "feature/kpi"},
+    "commit_changes": {"dashboard_id": 10, "message": "fix filters"},
+    "superset_explore_database": {"dataset_id": 15},
+    "superset_format_sql": {"sql": "select 1"},
+    "superset_audit_permissions": {"dataset_id": 15},
+    "superset_execute_sql": {"database_id": 1, "sql": "UPDATE t SET a = 1 WHERE id = 2"},
+    "superset_create_dataset": {"database_id": 1, "schema_name": "public", "table_name": "t"},
+    "get_task_status": {"task_id": "task-1"},
+    "list_environments": {},
+    "run_backup": {},
+    "list_maintenance_events": {},
+    "start_maintenance": {"reason": "upgrade", "duration_minutes": 30},
+    "end_maintenance": {"event_id": 4},
+    "list_migrations": {},
+    "get_migration_plan": {"migration_id": 3},
+}
+
+
+def call_args(tool: str, env_id: str) -> dict[str, Any]:
+    spec = CATALOG.get(tool)
+    assert spec is not None
+    args = dict(SAMPLE_ARGS[tool])
+    if spec.environment_argument:
+        args[spec.environment_argument] = env_id
+    return args
+
+
+def page(env_id: str | None) -> UIContext:
+    """A page with no object (so affinity keeps every tool) in `env_id`."""
+    return UIContext.model_validate(
+        {"contextVersion": 1, "envId": env_id, "route": "/settings"},
+        context={"environments": DEFAULT_ENVIRONMENTS},
+    )
+
+
+def test_the_matrix_covers_the_whole_catalog():
+    assert set(EXPECTED) == set(CATALOG.names)
+    assert len(CATALOG) == 22
+
+
+MATRIX = [
+    (role, tool, tier) for role in Role for tool in EXPECTED for tier in ("dev", "staging", "prod")
+]
+
+
+@pytest.mark.parametrize(("role", "tool", "tier"), MATRIX)
+def test_invocation_level_matches_the_matrix(policy, role, tool, tier):
+    # Given a user of `role` on a page in an environment of `tier`
+    env_id = TIERS[tier]
+    operation, *least_roles = EXPECTED[tool]
+    required = dict(zip(("dev", "staging", "prod"), least_roles, strict=True))[tier]
+    # When the agent is about to run the tool there (whatever the model was shown)
+    decision = policy.evaluate(role, tool, call_args(tool, env_id), page(env_id))
+    # Then it runs exactly when the role meets the requirement, and a denial names that role
+    assert decision.operation == operation
+    assert decision.permission.allowed is role.satisfies(required)
+    assert decision.permission.required_role == required
+    if not decision.permission.allowed:
+        assert decision.requires_confirmation is False
+
+
+@pytest.mark.parametrize("tier", ["dev", "staging", "prod"])
+@pytest.mark.parametrize("role", list(Role))
+def test_prompt_level_offers_what_the_role_may_use(policy, role, tier):
+    env_id = TIERS[tier]
+    offered = set(policy.select_tools(role, page(env_id)).offered_names)
+    for tool, (_, *least_roles) in EXPECTED.items():
+        spec = CATALOG.get(tool)
+        assert spec is not None
+        if spec.sql_argument:  # SELECTs are open to every role, so the tool is offered to all
+            assert tool in offered
+            continue
+        tier_index = ("dev", "staging", "prod").index(tier)
+        # A tool whose target is an argument is offered if the role may use it in some tier.
+        needed = (
+            least_roles[tier_index]
+            if not spec.environment_argument
+            else min(least_roles, key=lambda r: r.rank)
+        )
+        assert (tool in offered) is role.satisfies(needed), (role, tool, tier)
+
+
+@pytest.mark.parametrize("tier", ["dev", "staging", "prod"])
+def test_sc005_no_analyst_reaches_any_write_tool(policy, tier):
+    env_id = TIERS[tier]
+    writes = {tool for tool, (op, *_) in EXPECTED.items() if op == "write"}
+    # Prompt level: no write tool is offered, except SQL, which analysts may use for SELECT
+    offered = set(policy.select_tools(Role.ANALYST, page(env_id)).offered_names)
+    assert offered & writes == {"superset_execute_sql"}
+    # Invocation level: every write call is denied, SQL writes included, even tools never offered
+    for tool in writes:
+        decision = policy.evaluate(Role.ANALYST, tool, call_args(tool, env_id), page(env_id))
+        assert decision.permission.allowed is False, tool
+        assert decision.requires_confirmation is False
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM energy WHERE day > now() - interval '1 day'",
+        "WITH x AS (SELECT 1 AS a) SELECT a FROM x",
+        "EXPLAIN SELECT * FROM energy",
+    ],
+)
+def test_analysts_may_run_read_sql(policy, sql):
+    decision = policy.evaluate(
+        Role.ANALYST,
+        "superset_execute_sql",
+        {"database_id": 1, "sql": sql},
+        page("prod"),
+    )
+    assert decision.permission.allowed
+    assert decision.operation == "read"
+
+
+def test_an_engineer_deploying_to_prod_is_denied_with_admin_required(policy):
+    decision = policy.evaluate(
+        Role.ENGINEER,
+        "deploy_dashboard",
+        {"dashboard_ids": [10], "source_env_id": "ss-dev", "target_env_id": "prod"},
+        page("ss-dev"),
+    )
+    assert decision.permission.allowed is False
+    assert decision.permission.required_role == Role.ADMIN
+    assert decision.requires_confirmation is False
+    assert decision.prompt.startswith("Недостаточно прав")
+
+
+def test_a_tool_the_policy_does_not_know_is_denied(policy):
+    decision = policy.evaluate(Role.ADMIN, "drop_everything", {}, page("ss-dev"))
+    assert decision.permission.allowed is False
+    assert decision.permission.required_role is None
+    assert decision.requires_confirmation is False
+    assert policy.check_invocation(Role.ADMIN, "drop_everything", {}, None).allowed is False
+
+
+def test_a_user_without_a_known_role_gets_nothing(policy):
+    assert policy.select_tools(None, page("ss-dev")).offered == ()
+    permission = policy.check_invocation(None, "search_dashboards", {}, page("ss-dev"))
+    assert permission.allowed is False
+
+
+def test_removed_tools_carry_the_rule_that_removed_them(policy):
+    selection = policy.select_tools(Role.ANALYST, page("prod"))
+    removed = {removal.tool: removal for removal in selection.removed}
+    assert removed["run_backup"].rule == "role"
+    assert "admin" in removed["run_backup"].detail
+    assert set(removed) | set(selection.offered_names) == set(CATALOG.names)

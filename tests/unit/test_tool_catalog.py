@@ -1,0 +1,71 @@
+"""The tool catalog: 22 tools, each declaration consistent with itself."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from sstools_agent.domain.catalog_types import EnvironmentSource, Operation, ToolSpec
+from sstools_agent.domain.roles import READ_ACCESS
+from sstools_agent.domain.tool_catalog import CATALOG, NoArgs, ToolCatalog
+
+
+def test_the_catalog_declares_the_22_tools_once_each():
+    assert len(CATALOG) == 22
+    assert len(set(CATALOG.names)) == 22
+
+
+@pytest.mark.parametrize("spec", list(CATALOG), ids=lambda spec: spec.name)
+def test_every_declaration_is_complete(spec):
+    assert spec.description
+    schema = spec.input_schema()
+    assert schema["type"] == "object"
+    assert schema.get("additionalProperties") is False
+    # Writes never retry; a tool without an upstream call is answered in-process
+    if spec.operation is Operation.WRITE and spec.sql_argument is None:
+        assert spec.may_retry is False
+    if spec.is_local:
+        assert spec.name == "show_capabilities"
+    else:
+        assert spec.path is not None
+        assert spec.path.startswith("/api/")
+
+
+def test_read_tools_are_open_to_every_role():
+    reads = [s for s in CATALOG if s.operation is Operation.READ]
+    assert all(spec.required_roles == READ_ACCESS for spec in reads)
+
+
+class _Args(BaseModel):
+    target: str
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"operation": Operation.WRITE, "may_retry": True}, "must not retry"),
+        ({"environment_source": EnvironmentSource.ARGUMENT}, "environment_argument"),
+        ({"environment_argument": "target"}, "environment_argument"),
+        ({"method": "GET"}, "method and path"),
+        ({"method": "GET", "path": "/api/{missing}"}, "'missing'"),
+        ({"method": "GET", "path": "/api/{env_id}/x"}, "no environment"),
+        ({"sql_argument": "sql"}, "no argument 'sql'"),
+    ],
+)
+def test_inconsistent_declarations_are_refused(changes, message):
+    fields = {
+        "name": "broken",
+        "description": "d",
+        "args_model": _Args,
+        "operation": Operation.READ,
+        "required_roles": READ_ACCESS,
+        "environment_source": EnvironmentSource.NONE,
+    } | changes
+    with pytest.raises(ValueError, match=message):
+        ToolSpec(**fields)
+
+
+def test_a_tool_declared_twice_is_refused():
+    spec = ToolSpec("x", "d", NoArgs, Operation.READ, READ_ACCESS, EnvironmentSource.NONE)
+    with pytest.raises(ValueError, match="declared twice"):
+        ToolCatalog([spec, spec])
