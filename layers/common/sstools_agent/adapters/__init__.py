@@ -1,0 +1,1 @@
+"""Adapters: HTTP and AWS access behind small interfaces, so tests can swap them."""

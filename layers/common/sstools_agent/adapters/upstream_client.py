@@ -1,0 +1,253 @@
+"""HTTP client for the ss-tools upstream API, used by every tool (httpx, async).
+
+Semantics (AGTL-FR-002, AGTL-FR-004, seed edge cases):
+- every request carries `Authorization: Bearer <service JWT>` and `X-User-JWT: <user JWT>`;
+- a read retries once, after a fixed delay (1 s), on a 5xx answer or a connection error;
+- a write never retries;
+- each attempt has a deadline (the tool's timeout, 30 s unless configured): a read that times out is
+  a TOOL_TIMEOUT; a write that times out reports «operation status unknown — check status»;
+- 401 means the user's session expired («сессия истекла, обновите страницу»), never retried;
+- 403 is FORBIDDEN; every other failure maps to a code of `ErrorCode`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+from urllib.parse import quote
+
+import httpx
+
+from sstools_agent.domain.catalog_types import DEFAULT_TOOL_TIMEOUT_S, Operation
+from sstools_agent.domain.errors import (
+    SESSION_EXPIRED_MESSAGE,
+    WRITE_STATUS_UNKNOWN_MESSAGE,
+    ErrorCode,
+)
+from sstools_agent.domain.tool_calls import ResolvedToolCall
+
+DEFAULT_RETRY_DELAY_S: Final = 1.0
+USER_JWT_HEADER: Final = "X-User-JWT"
+REQUEST_ID_HEADER: Final = "X-Request-ID"
+
+# Upstream HTTP status -> error code; anything unlisted is a TOOL_FAILURE.
+_CODE_BY_STATUS: Final[Mapping[int, ErrorCode]] = {
+    401: ErrorCode.UNAUTHORIZED,
+    403: ErrorCode.FORBIDDEN,
+    404: ErrorCode.NOT_FOUND,
+    400: ErrorCode.VALIDATION_ERROR,
+    422: ErrorCode.VALIDATION_ERROR,
+}
+# A 503 says the request was not taken; other 5xx after a write leave its fate unknown.
+_NOT_PROCESSED_STATUSES: Final = frozenset({503})
+# Errors raised before the request left this process: nothing can have happened upstream.
+_NOT_SENT_ERRORS: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamCredentials:
+    """Both identities a tool call carries."""
+
+    service_token: str
+    user_token: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallOutcome:
+    """A successful upstream answer."""
+
+    output: Any
+    """Parsed JSON, or the text when the upstream did not answer JSON."""
+    status_code: int
+    attempts: int
+    elapsed_s: float
+
+
+class ToolCallFailed(Exception):
+    """A tool call that did not succeed, with the code and words the user will see."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        detail: str,
+        *,
+        attempts: int,
+        status_code: int | None = None,
+        status_unknown: bool = False,
+    ) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+        self.attempts = attempts
+        self.status_code = status_code
+        self.status_unknown = status_unknown
+
+
+class ToolRunner(Protocol):
+    """What the agent needs from an upstream: run one resolved call."""
+
+    async def call(
+        self,
+        call: ResolvedToolCall,
+        credentials: UpstreamCredentials,
+        request_id: str | None = None,
+    ) -> ToolCallOutcome:
+        """Runs the call; raises ToolCallFailed."""
+        ...
+
+
+class _Retryable(Exception):
+    """An attempt that failed in a way a read may retry."""
+
+    def __init__(self, failure: ToolCallFailed) -> None:
+        super().__init__(failure.detail)
+        self.failure = failure
+
+
+def _upstream_detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:500] or response.reason_phrase
+    if isinstance(body, dict):
+        detail = body.get("detail") or body.get("message") or body
+        return str(detail)[:500]
+    return str(body)[:500]
+
+
+class UpstreamToolClient:
+    """Runs resolved tool calls against the ss-tools upstream over HTTP."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        default_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+        retry_delay_s: float = DEFAULT_RETRY_DELAY_S,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._default_timeout_s = default_timeout_s
+        self._retry_delay_s = retry_delay_s
+        self._http = httpx.AsyncClient(base_url=base_url, transport=transport)
+
+    async def aclose(self) -> None:
+        """Closes the connection pool."""
+        await self._http.aclose()
+
+    def _request(
+        self, call: ResolvedToolCall, credentials: UpstreamCredentials, request_id: str | None
+    ) -> httpx.Request:
+        spec = call.spec
+        if spec.method is None or spec.path is None:
+            raise ValueError(f"{spec.name} is answered by the agent, not the upstream")
+        arguments = call.arguments
+        placeholders = set(spec.path_placeholders)
+        values = {**arguments, "env_id": call.environment.env_id if call.environment else ""}
+        path = spec.path.format_map(
+            {name: quote(str(values[name]), safe="") for name in placeholders}
+        )
+        rest = {k: v for k, v in arguments.items() if k not in placeholders and v is not None}
+        headers = {
+            "Authorization": f"Bearer {credentials.service_token}",
+            USER_JWT_HEADER: credentials.user_token,
+        }
+        if request_id:
+            headers[REQUEST_ID_HEADER] = request_id
+        if spec.method == "GET":
+            return self._http.build_request("GET", path, params=rest, headers=headers)
+        if call.environment is not None and spec.environment_argument is None:
+            rest["env_id"] = call.environment.env_id
+        return self._http.build_request("POST", path, json=rest, headers=headers)
+
+    def _failure_for_status(
+        self, call: ResolvedToolCall, response: httpx.Response, attempt: int
+    ) -> ToolCallFailed:
+        status = response.status_code
+        if status == 401:
+            return ToolCallFailed(
+                ErrorCode.UNAUTHORIZED,
+                SESSION_EXPIRED_MESSAGE,
+                attempts=attempt,
+                status_code=status,
+            )
+        code = _CODE_BY_STATUS.get(status, ErrorCode.TOOL_FAILURE)
+        detail = f"upstream answered {status}: {_upstream_detail(response)}"
+        unknown = (
+            call.operation is Operation.WRITE
+            and status >= 500
+            and status not in _NOT_PROCESSED_STATUSES
+        )
+        if unknown:
+            detail = f"{detail}; {WRITE_STATUS_UNKNOWN_MESSAGE}"
+        return ToolCallFailed(
+            code, detail, attempts=attempt, status_code=status, status_unknown=unknown
+        )
+
+    async def _attempt(
+        self, call: ResolvedToolCall, request: httpx.Request, timeout_s: float, attempt: int
+    ) -> httpx.Response:
+        is_write = call.operation is Operation.WRITE
+        try:
+            async with asyncio.timeout(timeout_s):
+                response = await self._http.send(request)
+                await response.aread()
+        except TimeoutError:
+            detail = (
+                f"no answer within {timeout_s:g} s; {WRITE_STATUS_UNKNOWN_MESSAGE}"
+                if is_write
+                else f"no answer within {timeout_s:g} s"
+            )
+            raise ToolCallFailed(
+                ErrorCode.TOOL_TIMEOUT, detail, attempts=attempt, status_unknown=is_write
+            ) from None
+        except _NOT_SENT_ERRORS as error:
+            failure = ToolCallFailed(
+                ErrorCode.TOOL_FAILURE,
+                f"upstream unreachable ({type(error).__name__}); nothing was changed",
+                attempts=attempt,
+            )
+            raise _Retryable(failure) from None
+        except httpx.TransportError as error:
+            detail = f"connection to the upstream failed ({type(error).__name__})"
+            if is_write:
+                detail = f"{detail}; {WRITE_STATUS_UNKNOWN_MESSAGE}"
+            failure = ToolCallFailed(
+                ErrorCode.TOOL_FAILURE, detail, attempts=attempt, status_unknown=is_write
+            )
+            raise _Retryable(failure) from None
+        if response.status_code >= 500:
+            raise _Retryable(self._failure_for_status(call, response, attempt))
+        if response.status_code >= 400:
+            raise self._failure_for_status(call, response, attempt)
+        return response
+
+    async def call(
+        self,
+        call: ResolvedToolCall,
+        credentials: UpstreamCredentials,
+        request_id: str | None = None,
+    ) -> ToolCallOutcome:
+        """Runs the call once, or twice for a read that met a transient failure."""
+        timeout_s = call.spec.timeout_s or self._default_timeout_s
+        max_attempts = 2 if call.may_retry else 1
+        started = time.perf_counter()
+        attempt = 1
+        while True:
+            request = self._request(call, credentials, request_id)
+            try:
+                response = await self._attempt(call, request, timeout_s, attempt)
+            except _Retryable as retryable:
+                if attempt >= max_attempts:
+                    raise retryable.failure from None
+                attempt += 1
+                await asyncio.sleep(self._retry_delay_s)
+                continue
+            break
+        try:
+            output: Any = response.json()
+        except ValueError:
+            output = response.text
+        return ToolCallOutcome(output, response.status_code, attempt, time.perf_counter() - started)

@@ -1,0 +1,89 @@
+"""Configuration, read from the environment once, at a function's entry, into typed settings.
+
+Nothing else in the project reads `os.environ`. Every field has a default that runs the local stack.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from sstools_agent.domain.catalog_types import DEFAULT_TOOL_TIMEOUT_S
+from sstools_agent.domain.environments import EnvironmentRegistry
+from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
+
+LOCAL_HS256_SECRET = "local-development-secret-not-for-deployment-0123456789"  # noqa: S105
+"""The local stack's shared secret; refused when STAGE is anything but `local`."""
+
+
+def _pairs(value: Any) -> Any:
+    """`"ss-dev=dev,prod=prod"` -> `{"ss-dev": "dev", "prod": "prod"}`."""
+    if not isinstance(value, str):
+        return value
+    pairs = [item.split("=", 1) for item in value.split(",") if item.strip()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise ValueError("expected id=tier pairs separated by commas, e.g. ss-dev=dev,prod=prod")
+    return {key.strip(): tier.strip() for key, tier in pairs}
+
+
+def _names(value: Any) -> Any:
+    """`"a, b"` -> `["a", "b"]`."""
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    """Typed configuration of the shared layer (environment variable names in capitals)."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+
+    stage: str = "local"
+    known_environments: Annotated[dict[str, str], NoDecode] = Field(
+        default={"ss-dev": "dev", "staging": "staging", "prod": "prod"}
+    )
+    upstream_base_url: str = "http://127.0.0.1:8100"
+    tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0, le=900)
+    tool_retry_delay_s: float = Field(default=1.0, ge=0, le=30)
+    tool_output_budget_chars: int = Field(default=DEFAULT_BUDGET_CHARS, ge=200)
+    confirm_read_tools: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    sql_dialect: str = "postgres"
+
+    jwt_algorithm: Literal["RS256", "HS256"] = "HS256"
+    jwt_issuer: str = "ss-tools"
+    jwt_audience: str = "ss-tools-agent"
+    jwt_roles_claim: str = "roles"
+    jwt_jwks_url: str | None = None
+    jwt_hs256_secret: SecretStr = SecretStr(LOCAL_HS256_SECRET)
+
+    _split_pairs = field_validator("known_environments", mode="before")(_pairs)
+    _split_names = field_validator("confirm_read_tools", mode="before")(_names)
+
+    @field_validator("known_environments")
+    @classmethod
+    def _tiers_are_known(cls, value: dict[str, str]) -> dict[str, str]:
+        EnvironmentRegistry.from_tiers(value)  # raises on an unknown tier or an empty list
+        return value
+
+    @model_validator(mode="after")
+    def _no_default_secret_outside_local(self) -> Settings:
+        if (
+            self.stage != "local"
+            and self.jwt_algorithm == "HS256"
+            and self.jwt_hs256_secret.get_secret_value() == LOCAL_HS256_SECRET
+        ):
+            raise ValueError("JWT_HS256_SECRET must be set outside the local stack")
+        return self
+
+    def environments(self) -> EnvironmentRegistry:
+        """The known environments as a registry."""
+        return EnvironmentRegistry.from_tiers(self.known_environments)
+
+
+@lru_cache(maxsize=1)
+def load_settings() -> Settings:
+    """The process's settings, read once."""
+    return Settings()

@@ -1,0 +1,251 @@
+"""The upstream tool client against a real HTTP server that injects faults and counts requests.
+
+Retry and timeout behaviour (AGTL-FR-002, AGTL-FR-004) is proven by the server's own request
+counts, read through its control API.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from local.fault_injection import FaultPlan
+from sstools_agent.adapters.upstream_client import (
+    ToolCallFailed,
+    UpstreamCredentials,
+    UpstreamToolClient,
+)
+from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
+from sstools_agent.domain.tool_calls import ResolvedToolCall
+from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.ui_context import UIContext
+from tests.support.servers import fault_server
+
+pytestmark = pytest.mark.anyio
+
+CREDENTIALS = UpstreamCredentials(service_token="service.jwt", user_token="user.jwt")
+FAST_RETRY_S = 0.05
+SEARCH_PATH = "/api/environments/ss-dev/dashboards"
+DEPLOY_PATH = "/api/dashboards/deploy"
+POLICY = ToolPolicy(CATALOG, DEFAULT_ENVIRONMENTS)
+PAGE = UIContext.model_validate(
+    {"contextVersion": 1, "objectType": "dashboard", "objectId": "10", "envId": "ss-dev"},
+    context={"environments": DEFAULT_ENVIRONMENTS},
+)
+
+
+def resolved(tool: str, args: dict[str, Any]) -> ResolvedToolCall:
+    call = POLICY.resolve(tool, args, PAGE)
+    assert call is not None
+    return call
+
+
+SEARCH = resolved("search_dashboards", {"query": "энергия", "limit": 5})
+DEPLOY = resolved(
+    "deploy_dashboard",
+    {"dashboard_ids": [10, 11], "source_env_id": "ss-dev", "target_env_id": "staging"},
+)
+
+
+@pytest.fixture(scope="module")
+def plan() -> FaultPlan:
+    return FaultPlan()
+
+
+@pytest.fixture(scope="module")
+def base_url(plan: FaultPlan) -> Iterator[str]:
+    with fault_server(plan) as url:
+        yield url
+
+
+@pytest.fixture
+async def control(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The fault server's control API, cleared before each test."""
+    async with httpx.AsyncClient(base_url=f"{base_url}/_control") as client:
+        (await client.delete("/faults")).raise_for_status()
+        yield client
+
+
+@pytest.fixture
+async def client(base_url: str) -> AsyncIterator[UpstreamToolClient]:
+    upstream = UpstreamToolClient(base_url, retry_delay_s=FAST_RETRY_S, default_timeout_s=5)
+    yield upstream
+    await upstream.aclose()
+
+
+async def inject(control: httpx.AsyncClient, method: str, path: str, **fault: Any) -> None:
+    response = await control.post("/faults", json={"method": method, "path": path, **fault})
+    assert response.status_code == 201, response.text
+
+
+async def received(control: httpx.AsyncClient, method: str, path: str) -> int:
+    response = await control.get("/requests", params={"method": method, "path": path})
+    count: int = response.json()["count"]
+    return count
+
+
+async def test_a_call_carries_both_identities_and_its_arguments(client, control):
+    outcome = await client.call(SEARCH, CREDENTIALS, request_id="req-1")
+    echoed = outcome.output
+    assert echoed["path"] == SEARCH_PATH
+    assert "query=%D1%8D%D0%BD%D0%B5%D1%80%D0%B3%D0%B8%D1%8F" in echoed["query"]
+    assert echoed["headers"]["authorization"] == "Bearer service.jwt"
+    assert echoed["headers"]["x-user-jwt"] == "user.jwt"
+    assert echoed["headers"]["x-request-id"] == "req-1"
+    assert outcome.attempts == 1
+    deploy = await client.call(DEPLOY, CREDENTIALS)
+    assert deploy.output["body"] == {
+        "dashboard_ids": [10, 11],
+        "source_env_id": "ss-dev",
+        "target_env_id": "staging",
+    }
+
+
+@pytest.mark.parametrize("status", [502, 503])
+async def test_a_read_retries_once_after_a_transient_5xx_and_succeeds(client, control, status):
+    await inject(control, "GET", SEARCH_PATH, kind="status", status=status, times=1)
+    outcome = await client.call(SEARCH, CREDENTIALS)
+    assert outcome.status_code == 200
+    assert outcome.attempts == 2
+    assert await received(control, "GET", SEARCH_PATH) == 2
+
+
+async def test_a_read_gives_up_after_one_retry(client, control):
+    await inject(control, "GET", SEARCH_PATH, kind="status", status=503, times=None)
+    with pytest.raises(ToolCallFailed) as failed:
+        await client.call(SEARCH, CREDENTIALS)
+    assert failed.value.code == "TOOL_FAILURE"
+    assert failed.value.attempts == 2
+    assert failed.value.status_code == 503
+    assert await received(control, "GET", SEARCH_PATH) == 2
+
+
+async def test_a_read_retries_after_a_connection_reset(client, control):
+    await inject(control, "GET", SEARCH_PATH, kind="reset", times=1)
+    outcome = await client.call(SEARCH, CREDENTIALS)
+    assert outcome.attempts == 2
+    assert await received(control, "GET", SEARCH_PATH) == 2
+
+
+async def test_the_retry_waits_a_fixed_second_by_default(base_url, control):
+    # AGTL-FR-002: one retry after a fixed 1 s (the other tests shorten it to stay quick)
+    await inject(control, "GET", SEARCH_PATH, kind="status", status=502, times=1)
+    upstream = UpstreamToolClient(base_url)
+    started = time.monotonic()
+    try:
+        outcome = await upstream.call(SEARCH, CREDENTIALS)
+    finally:
+        await upstream.aclose()
+    assert outcome.attempts == 2
+    assert time.monotonic() - started >= 1.0
+
+
+@pytest.mark.parametrize(
+    ("fault", "status_unknown"),
+    [
+        ({"kind": "status", "status": 503}, False),  # 503: the request was not taken
+        ({"kind": "status", "status": 502}, True),
+        ({"kind": "reset"}, True),
+    ],
+)
+async def test_a_write_never_retries(client, control, fault, status_unknown):
+    await inject(control, "POST", DEPLOY_PATH, times=1, **fault)
+    with pytest.raises(ToolCallFailed) as failed:
+        await client.call(DEPLOY, CREDENTIALS)
+    assert failed.value.attempts == 1
+    assert failed.value.status_unknown is status_unknown
+    assert ("check status" in failed.value.detail) is status_unknown
+    assert await received(control, "POST", DEPLOY_PATH) == 1
+
+
+async def test_a_hanging_read_times_out_without_a_retry(base_url, control):
+    await inject(control, "GET", SEARCH_PATH, kind="hang", seconds=10, times=None)
+    upstream = UpstreamToolClient(base_url, default_timeout_s=0.5, retry_delay_s=FAST_RETRY_S)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ToolCallFailed) as failed:
+            await upstream.call(SEARCH, CREDENTIALS)
+    finally:
+        await upstream.aclose()
+    assert time.monotonic() - started < 5
+    assert failed.value.code == "TOOL_TIMEOUT"
+    assert failed.value.status_unknown is False
+    assert "0.5 s" in failed.value.detail
+    assert await received(control, "GET", SEARCH_PATH) == 1
+
+
+async def test_a_hanging_write_reports_status_unknown(base_url, control):
+    await inject(control, "POST", DEPLOY_PATH, kind="hang", seconds=10, times=None)
+    upstream = UpstreamToolClient(base_url, default_timeout_s=0.5)
+    try:
+        with pytest.raises(ToolCallFailed) as failed:
+            await upstream.call(DEPLOY, CREDENTIALS)
+    finally:
+        await upstream.aclose()
+    assert failed.value.code == "TOOL_TIMEOUT"
+    assert failed.value.status_unknown is True
+    assert "operation status unknown — check status" in failed.value.detail
+    assert await received(control, "POST", DEPLOY_PATH) == 1
+
+
+async def test_a_slow_answer_within_the_timeout_succeeds(base_url, control):
+    await inject(control, "GET", SEARCH_PATH, kind="delay", seconds=0.3, times=1)
+    upstream = UpstreamToolClient(base_url, default_timeout_s=2)
+    try:
+        outcome = await upstream.call(SEARCH, CREDENTIALS)
+    finally:
+        await upstream.aclose()
+    assert outcome.attempts == 1
+    assert outcome.elapsed_s >= 0.3
+
+
+async def test_401_means_the_session_expired_and_is_not_retried(client, control):
+    await inject(control, "GET", SEARCH_PATH, kind="status", status=401, times=None)
+    with pytest.raises(ToolCallFailed) as failed:
+        await client.call(SEARCH, CREDENTIALS)
+    assert failed.value.code == "UNAUTHORIZED"
+    assert failed.value.detail == "сессия истекла, обновите страницу"
+    assert await received(control, "GET", SEARCH_PATH) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(403, "FORBIDDEN"), (404, "NOT_FOUND"), (422, "VALIDATION_ERROR"), (409, "TOOL_FAILURE")],
+)
+async def test_4xx_map_to_error_codes_without_retry(client, control, status, code):
+    await inject(control, "GET", SEARCH_PATH, kind="status", status=status, times=None)
+    with pytest.raises(ToolCallFailed) as failed:
+        await client.call(SEARCH, CREDENTIALS)
+    assert failed.value.code == code
+    assert f"injected fault {status}" in failed.value.detail
+    assert await received(control, "GET", SEARCH_PATH) == 1
+
+
+async def test_an_unreachable_upstream_is_a_tool_failure_that_changed_nothing():
+    upstream = UpstreamToolClient("http://127.0.0.1:9", retry_delay_s=FAST_RETRY_S)
+    try:
+        with pytest.raises(ToolCallFailed) as read_failed:
+            await upstream.call(SEARCH, CREDENTIALS)
+        with pytest.raises(ToolCallFailed) as write_failed:
+            await upstream.call(DEPLOY, CREDENTIALS)
+    finally:
+        await upstream.aclose()
+    assert read_failed.value.attempts == 2
+    assert write_failed.value.attempts == 1
+    assert write_failed.value.status_unknown is False
+    assert "nothing was changed" in write_failed.value.detail
+
+
+async def test_a_read_that_starts_a_task_is_not_retried(client, control):
+    # run_llm_validation reads, but each POST starts a paid task: declared may_retry=False
+    validation = resolved("run_llm_validation", {"dashboard_id": 10})
+    path = "/api/environments/ss-dev/dashboards/10/validation"
+    await inject(control, "POST", path, kind="status", status=503, times=1)
+    with pytest.raises(ToolCallFailed):
+        await client.call(validation, CREDENTIALS)
+    assert await received(control, "POST", path) == 1
