@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from langgraph_checkpoint_aws import DynamoDBSaver
+
+from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
-from sstools_agent.domain.identity import KeyResolver, StaticKey, UserTokenVerifier
+from sstools_agent.domain.identity import JwtIssuer, KeyResolver, StaticKey, UserTokenVerifier
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.settings import Settings, load_settings
@@ -59,3 +62,29 @@ def tool_policy() -> ToolPolicy:
 def user_verifier() -> UserTokenVerifier:
     """The process's user-token verifier."""
     return user_verifier_from(load_settings())
+
+
+def service_token_issuer_from(settings: Settings) -> JwtIssuer:
+    """Signs the agent's service token (HS256 with the shared secret until issue 6's JWKS)."""
+    return JwtIssuer(
+        algorithm="HS256",
+        signing_key=settings.jwt_hs256_secret.get_secret_value(),
+        issuer=settings.service_token_issuer,
+        audience=settings.service_token_audience,
+    )
+
+
+def service_verifier_from(settings: Settings) -> UserTokenVerifier:
+    """Verifies the agent's service token, as the upstream does."""
+    return UserTokenVerifier(
+        algorithm="HS256",
+        keys=StaticKey(settings.jwt_hs256_secret.get_secret_value()),
+        issuer=settings.service_token_issuer,
+        audience=settings.service_token_audience,
+    )
+
+
+@lru_cache(maxsize=1)
+def checkpointer() -> DynamoDBSaver:
+    """The process's checkpointer (its boto3 clients are reused across invocations)."""
+    return checkpointer_from(load_settings())

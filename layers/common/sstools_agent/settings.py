@@ -52,6 +52,26 @@ class Settings(BaseSettings):
     confirm_read_tools: Annotated[list[str], NoDecode] = Field(default_factory=list)
     sql_dialect: str = "postgres"
 
+    model_provider: Literal["offline", "bedrock", "openai"] = "offline"
+    model_timeout_s: float = Field(default=60, gt=0)
+    model_max_tokens: int = Field(default=2048, ge=64)
+    offline_token_delay_s: float = Field(default=0.0, ge=0, le=1)
+    bedrock_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    openai_base_url: str | None = None
+    openai_model: str = "gpt-4o-mini"
+    openai_api_key: SecretStr = SecretStr("not-needed-for-local-servers")
+
+    aws_region: str = "eu-central-1"
+    aws_endpoint_url: str | None = None
+    """Set for moto in the local stack; unset in AWS."""
+    checkpoint_table: str = "CheckpointTable"
+    checkpoint_bucket: str = "checkpointbucket"
+    checkpoint_ttl_days: int = Field(default=30, ge=1)
+
+    service_token_issuer: str = "ss-tools-agent"  # noqa: S105 (a JWT `iss`, not a secret)
+    service_token_audience: str = "ss-tools"  # noqa: S105 (a JWT `aud`, not a secret)
+    service_token_ttl_s: int = Field(default=300, ge=30, le=3600)
+
     jwt_algorithm: Literal["RS256", "HS256"] = "HS256"
     jwt_issuer: str = "ss-tools"
     jwt_audience: str = "ss-tools-agent"

@@ -8,6 +8,7 @@ A denied call carries the permission result and no confirmation: the card says Â
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -65,14 +66,8 @@ class GuardrailDecision:
     prompt: str
 
     def to_payload(self) -> dict[str, Any]:
-        """JSON-ready form for the stream event and the audit record."""
-        payload = asdict(self)
-        payload["permission"] = {
-            "allowed": self.permission.allowed,
-            "user_role": self.permission.user_role,
-            "required_role": self.permission.required_role,
-            "reason": self.permission.reason,
-        }
+        """Plain JSON data (no enums) for the stream event, the checkpoint and the audit record."""
+        payload: dict[str, Any] = json.loads(json.dumps(asdict(self)))
         return payload
 
 

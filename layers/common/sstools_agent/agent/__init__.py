@@ -1,0 +1,1 @@
+"""The agent runtime: LangChain v1 agent, policy middleware, models, event mapping."""

@@ -1,0 +1,149 @@
+"""One async generator from an agent run to the protocol's events, independent of any transport.
+
+It reads LangGraph's v2 stream (`messages` for tokens, `updates` for finished messages, tool results
+and interrupts) and yields `ChatEvent`s: stream_token, tool_start, tool_end (full output),
+tool_error, permission_denied, confirm_required, plain content, error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Final
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langgraph.types import Interrupt
+
+from sstools_agent.agent.middleware import CANCELLED, PERMISSION_DENIED, ModelUnavailableError
+from sstools_agent.domain.chat_events import ChatEvent
+from sstools_agent.domain.errors import ErrorCode
+
+logger = logging.getLogger(__name__)
+MODEL_NODE: Final = "model"
+TOOLS_NODE: Final = "tools"
+INTERRUPT_KEY: Final = "__interrupt__"
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and part.get("type", "text") == "text"
+        )
+    return ""
+
+
+def cancellation_text(tool: str, reason: str) -> str:
+    """The explicit message after a call that did not run because it was not confirmed."""
+    why = {"expired": "время подтверждения истекло", "cancelled": "отменено новым сообщением"}
+    because = why.get(reason, "отклонено пользователем")
+    return f"Операция {tool} отменена ({because}); ничего не изменено."
+
+
+class EventMapper:
+    """Turns the parts of one agent stream into protocol events; one instance per run."""
+
+    def __init__(self, thread_id: str) -> None:
+        self.thread_id = thread_id
+        self._streamed_ids: set[str] = set()
+        self.final_text: list[str] = []
+
+    def on_message_chunk(self, chunk: BaseMessage, metadata: dict[str, Any]) -> list[ChatEvent]:
+        if metadata.get("langgraph_node") != MODEL_NODE or not isinstance(chunk, AIMessageChunk):
+            return []
+        token = _text(chunk.content)
+        if not token:
+            return []
+        if chunk.id:
+            self._streamed_ids.add(chunk.id)
+        return [ChatEvent.token(token)]
+
+    def on_model_message(self, message: AIMessage) -> list[ChatEvent]:
+        events = [
+            ChatEvent.tool_start(c["name"], c["args"], c["id"] or "") for c in message.tool_calls
+        ]
+        text = _text(message.content)
+        if text:
+            self.final_text.append(text)
+            if message.id not in self._streamed_ids:
+                events.insert(0, ChatEvent.text(text))
+        return events
+
+    def on_tool_message(self, message: ToolMessage) -> list[ChatEvent]:
+        tool, call_id = message.name or "", message.tool_call_id
+        artifact = message.artifact if isinstance(message.artifact, dict) else {}
+        event = artifact.get("event")
+        if event == PERMISSION_DENIED:
+            decision = artifact.get("decision") or {}
+            required = (decision.get("permission") or {}).get("required_role")
+            return [
+                ChatEvent.permission_denied(tool, required, call_id, decision.get("prompt", ""))
+            ]
+        if event == CANCELLED:
+            return [ChatEvent.text(cancellation_text(tool, str(artifact.get("reason", ""))))]
+        if message.status == "error":
+            code = ErrorCode(artifact.get("code", ErrorCode.TOOL_FAILURE))
+            return [ChatEvent.tool_error(tool, _text(message.content), call_id, code)]
+        return [ChatEvent.tool_end(tool, artifact.get("output", _text(message.content)), call_id)]
+
+    def on_interrupt(self, pending: Interrupt) -> list[ChatEvent]:
+        value = pending.value if isinstance(pending.value, dict) else {}
+        decision = value.get("decision") or {}
+        return [
+            ChatEvent.confirm_required(
+                prompt=decision.get("prompt", ""),
+                thread_id=self.thread_id,
+                tool_call_id=value.get("tool_call_id", ""),
+                interrupt_id=pending.id,
+                decision=decision,
+            )
+        ]
+
+    def on_update(self, update: dict[str, Any]) -> list[ChatEvent]:
+        events: list[ChatEvent] = []
+        for node, change in update.items():
+            if node == INTERRUPT_KEY:
+                for pending in change:
+                    events += self.on_interrupt(pending)
+                continue
+            messages = change.get("messages", []) if isinstance(change, dict) else []
+            for message in messages:
+                if node == MODEL_NODE and isinstance(message, AIMessage):
+                    events += self.on_model_message(message)
+                elif node == TOOLS_NODE and isinstance(message, ToolMessage):
+                    events += self.on_tool_message(message)
+        return events
+
+    def on_part(self, part: Mapping[str, Any]) -> list[ChatEvent]:
+        """Events for one part of a `version="v2"` stream."""
+        kind, data = part.get("type"), part.get("data")
+        if kind == "messages":
+            chunk, metadata = data  # type: ignore[misc]
+            return self.on_message_chunk(chunk, metadata)
+        if kind == "updates" and isinstance(data, dict):
+            return self.on_update(data)
+        if kind == "custom" and isinstance(data, dict):
+            return [ChatEvent.model_validate(data)]
+        return []
+
+
+async def map_agent_stream(
+    parts: AsyncIterator[Mapping[str, Any]], mapper: EventMapper
+) -> AsyncIterator[ChatEvent]:
+    """Protocol events for an agent stream; a failure ends it with one `error` event."""
+    try:
+        async for part in parts:
+            for event in mapper.on_part(part):
+                yield event
+    except ModelUnavailableError as error:
+        logger.warning("model unavailable: %s", error)
+        yield ChatEvent.error(
+            ErrorCode.LLM_UNAVAILABLE,
+            "Модель недоступна, попробуйте ещё раз. / The model is unavailable.",
+        )
+    except Exception:
+        logger.exception("agent run failed")
+        yield ChatEvent.error(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка агента.")

@@ -1,0 +1,149 @@
+"""Policy middleware: the per-turn tool set and prompt, and the checks before every tool call.
+
+Why not HumanInTheLoopMiddleware: its card must be the GuardrailDecision, the permission check must
+come before any card (a denied user sees «Недостаточно прав», never a confirm button), and a
+reject must carry why (denied, expired, cancelled). One `interrupt()` inside `awrap_tool_call` does
+all three, and runs again identically on resume (the policy is deterministic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, cast
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    ToolCallRequest,
+)
+from langchain_core.messages import SystemMessage, ToolMessage
+from langgraph.types import Command, interrupt
+
+from sstools_agent.adapters.upstream_client import ToolCallFailed
+from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.prompts import system_prompt
+from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.tool_calls import InvalidToolCall
+from sstools_agent.domain.tool_policy import ToolPolicy
+
+# `artifact["event"]` of the ToolMessages this middleware writes, read by the event mapping.
+PERMISSION_DENIED: Final = "permission_denied"
+CANCELLED: Final = "cancelled"
+FAILED: Final = "failed"
+APPROVE: Final = "approve"
+
+
+class ModelUnavailableError(Exception):
+    """The chat model could not answer (network, quota, provider error): LLM_UNAVAILABLE."""
+
+
+def _refusal(request: ToolCallRequest, content: str, artifact: dict[str, Any]) -> ToolMessage:
+    call = request.tool_call
+    return ToolMessage(
+        content=content,
+        name=call["name"],
+        tool_call_id=call["id"] or "",
+        status="error",
+        artifact=artifact,
+    )
+
+
+class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
+    """Applies the ToolPolicy to every model call and every tool call."""
+
+    def __init__(self, policy: ToolPolicy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[AgentRunContext],
+        handler: Callable[[ModelRequest[AgentRunContext]], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        """Binds only the tools this user may use on this page; puts the context in the prompt."""
+        context = request.runtime.context
+        selection = self.policy.select_tools(context.role, context.ui_context)
+        tools = [t for t in request.tools if selection.offers(getattr(t, "name", ""))]
+        narrowed = request.override(
+            tools=tools, system_message=SystemMessage(content=system_prompt(context.ui_context))
+        )
+        try:
+            return await handler(narrowed)
+        except Exception as error:
+            raise ModelUnavailableError(f"{type(error).__name__}: {error}") from error
+
+    def _gate(self, request: ToolCallRequest) -> ToolMessage | None:
+        """A refusal for a call that must not run now, else None (it may run)."""
+        context = cast(AgentRunContext, request.runtime.context)
+        name, args = request.tool_call["name"], request.tool_call["args"]
+        try:
+            decision = self.policy.evaluate(context.role, name, args, context.ui_context)
+        except InvalidToolCall as invalid:
+            return _refusal(
+                request,
+                f"{invalid.code}: {invalid.detail}",
+                {"event": FAILED, "code": invalid.code.value},
+            )
+        if not decision.permission.allowed:
+            return _refusal(
+                request,
+                f"PERMISSION_DENIED: {decision.permission.reason}. The tool was not run. "
+                "Tell the user which role is required; do not retry.",
+                {"event": PERMISSION_DENIED, "decision": decision.to_payload()},
+            )
+        if not self.policy.select_tools(context.role, context.ui_context).offers(name):
+            return _refusal(
+                request,
+                f"{name} is not available on this page; the tool was not run.",
+                {"event": FAILED, "code": ErrorCode.FORBIDDEN.value},
+            )
+        if not decision.requires_confirmation:
+            return None
+        answer = interrupt(
+            {
+                "tool_call_id": request.tool_call["id"],
+                "tool": name,
+                "args": args,
+                "decision": decision.to_payload(),
+            }
+        )
+        if isinstance(answer, dict) and answer.get("decision") == APPROVE:
+            return None
+        reason = answer.get("reason", "denied") if isinstance(answer, dict) else "denied"
+        return _refusal(
+            request,
+            f"CANCELLED ({reason}): the user did not confirm {name}; nothing was changed. "
+            "Do not retry unless the user asks.",
+            {"event": CANCELLED, "reason": reason},
+        )
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Role, page and confirmation checks before the tool runs; failures become messages."""
+        refusal = self._gate(request)
+        if refusal is not None:
+            return refusal
+        try:
+            return await handler(request)
+        except ToolCallFailed as failed:
+            return _refusal(
+                request,
+                f"{failed.code}: {failed.detail}",
+                {
+                    "event": FAILED,
+                    "code": failed.code.value,
+                    "attempts": failed.attempts,
+                    "status_unknown": failed.status_unknown,
+                },
+            )
+        except InvalidToolCall as invalid:
+            return _refusal(
+                request,
+                f"{invalid.code}: {invalid.detail}",
+                {"event": FAILED, "code": invalid.code.value},
+            )

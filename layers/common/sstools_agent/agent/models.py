@@ -1,0 +1,41 @@
+"""Chat model providers, chosen by configuration: offline (default), bedrock, openai."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.settings import Settings
+
+
+def build_chat_model(settings: Settings, *, bedrock_client: Any = None) -> BaseChatModel:
+    """The configured model; `bedrock_client` replaces the boto3 client (tests stub one).
+
+    Provider packages are imported only when chosen: each costs cold-start time.
+    """
+    if settings.model_provider == "bedrock":
+        from langchain_aws import ChatBedrockConverse  # noqa: PLC0415
+
+        return ChatBedrockConverse(
+            model_id=settings.bedrock_model_id,
+            region_name=settings.aws_region,
+            client=bedrock_client,
+            max_tokens=settings.model_max_tokens,
+            temperature=0,
+        )
+    if settings.model_provider == "openai":
+        from langchain_openai import ChatOpenAI  # noqa: PLC0415
+
+        return ChatOpenAI(
+            model=settings.openai_model,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key,
+            timeout=settings.model_timeout_s,
+            max_retries=1,
+            max_completion_tokens=settings.model_max_tokens,
+            temperature=0,
+            streaming=True,
+        )
+    return OfflineChatModel(token_delay_s=settings.offline_token_delay_s)

@@ -1,0 +1,159 @@
+"""The agent as the chat function uses it: send a message, resolve a confirmation, see what waits.
+
+`ChatAgent` builds a LangChain v1 agent (`create_agent`) with the policy middleware, the catalog's
+tools and a checkpointer. Each call is independent of the instance that made the previous one:
+state lives in the checkpoint, the runtime context is passed again on every call (LangGraph does
+not checkpoint it), so a confirmation raised in one Lambda invocation is resumed in another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Checkpointer, Command, StreamMode
+
+from sstools_agent.adapters.upstream_client import ToolRunner
+from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
+from sstools_agent.agent.middleware import APPROVE, CANCELLED, PolicyMiddleware
+from sstools_agent.agent.tools import build_tools
+from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
+from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
+from sstools_agent.domain.tool_policy import ToolPolicy
+
+STREAM_MODES: Final[list[StreamMode]] = ["messages", "updates", "custom"]
+Durability = Literal["sync", "async", "exit"]
+# Checkpoint at the end of a run (and at an interrupt) rather than at every step: measured
+# 4 writes per turn instead of about 16 (design.md); a run that dies midway is retried whole.
+DEFAULT_DURABILITY: Final[Durability] = "exit"
+
+
+class NoPendingConfirmation(Exception):
+    """A confirm or deny for a conversation that has nothing waiting."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingConfirmation:
+    """A tool call that waits for the user's decision."""
+
+    interrupt_id: str
+    tool_call_id: str
+    tool: str
+    args: dict[str, Any]
+    decision: dict[str, Any]
+
+
+class ChatAgent:
+    """The LangGraph agent with ss-tools' policy, tools and checkpoints."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        checkpointer: Checkpointer,
+        policy: ToolPolicy,
+        upstream: ToolRunner,
+        *,
+        output_budget_chars: int = DEFAULT_BUDGET_CHARS,
+        durability: Durability = DEFAULT_DURABILITY,
+    ) -> None:
+        self.durability = durability
+        self.graph = create_agent(
+            model,
+            build_tools(policy, upstream, output_budget_chars),
+            middleware=[PolicyMiddleware(policy)],
+            context_schema=AgentRunContext,
+            checkpointer=checkpointer,
+        )
+
+    @staticmethod
+    def _config(thread_id: str) -> RunnableConfig:
+        return {"configurable": {"thread_id": thread_id}}
+
+    async def pending_confirmation(self, thread_id: str) -> PendingConfirmation | None:
+        """The confirmation this conversation waits for, if any."""
+        state = await self.graph.aget_state(self._config(thread_id))
+        for pending in state.interrupts:
+            value = pending.value if isinstance(pending.value, dict) else {}
+            return PendingConfirmation(
+                interrupt_id=pending.id,
+                tool_call_id=str(value.get("tool_call_id", "")),
+                tool=str(value.get("tool", "")),
+                args=dict(value.get("args") or {}),
+                decision=dict(value.get("decision") or {}),
+            )
+        return None
+
+    async def _stream(
+        self, thread_id: str, graph_input: Any, context: AgentRunContext
+    ) -> AsyncIterator[ChatEvent]:
+        mapper = EventMapper(thread_id)
+        parts = self.graph.astream(
+            graph_input,
+            self._config(thread_id),
+            context=context,
+            stream_mode=STREAM_MODES,
+            version="v2",
+            durability=self.durability,
+        )
+        async for event in map_agent_stream(parts, mapper):
+            yield event
+
+    async def send(
+        self, thread_id: str, message: str, context: AgentRunContext
+    ) -> AsyncIterator[ChatEvent]:
+        """Runs a turn for a new user message.
+
+        A confirmation still pending is cancelled first: its tool call gets an error ToolMessage
+        (so no call dangles in the history) and the user is told, before the new message is taken.
+        """
+        pending = await self.pending_confirmation(thread_id)
+        if pending is not None:
+            await self.graph.aupdate_state(
+                self._config(thread_id),
+                {
+                    "messages": [
+                        ToolMessage(
+                            content=f"CANCELLED (cancelled): the user sent a new message "
+                            f"instead of confirming {pending.tool}; nothing was changed.",
+                            name=pending.tool,
+                            tool_call_id=pending.tool_call_id,
+                            status="error",
+                            artifact={"event": CANCELLED, "reason": "cancelled"},
+                        )
+                    ]
+                },
+                as_node="tools",
+            )
+            yield ChatEvent.confirm_resolved(ConfirmationResult.CANCELLED)
+            yield ChatEvent.text(cancellation_text(pending.tool, "cancelled"))
+        async for event in self._stream(
+            thread_id, {"messages": [HumanMessage(content=message)]}, context
+        ):
+            yield event
+
+    async def resolve(
+        self, thread_id: str, result: ConfirmationResult, context: AgentRunContext
+    ) -> AsyncIterator[ChatEvent]:
+        """Resumes a pending confirmation: confirmed runs the tool; anything else rejects it.
+
+        Streams `confirm_resolved` first, then the rest of the turn. Raises NoPendingConfirmation.
+        """
+        pending = await self.pending_confirmation(thread_id)
+        if pending is None:
+            raise NoPendingConfirmation(thread_id)
+        answer = (
+            {"decision": APPROVE}
+            if result is ConfirmationResult.CONFIRMED
+            else {"decision": "reject", "reason": result.value}
+        )
+        yield ChatEvent.confirm_resolved(result)
+        async for event in self._stream(
+            thread_id, Command(resume={pending.interrupt_id: answer}), context
+        ):
+            yield event

@@ -1,0 +1,88 @@
+"""LangChain tools built from the catalog: one per ToolSpec, executed through the upstream client.
+
+A tool returns the structured summary to the model and the full output as its artifact, so the UI
+receives everything while the model's context stays within budget (AGTL-FR-003). The run's
+context comes from LangGraph's runtime (`get_runtime`), not from an injected argument: the strict
+argument models (unknown arguments refused) must see exactly what the model sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.runtime import get_runtime
+
+from sstools_agent.adapters.upstream_client import ToolRunner
+from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.domain.catalog_types import ToolSpec
+from sstools_agent.domain.tool_catalog import CAPABILITIES_TOOL
+from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS, summarise_tool_output
+from sstools_agent.domain.tool_policy import ToolPolicy
+
+ToolResult = tuple[str, dict[str, Any]]
+
+
+def _result(output: Any, budget: int, **details: Any) -> ToolResult:
+    summary = summarise_tool_output(output, budget)
+    artifact = {
+        "output": output,
+        "raw_chars": summary.raw_chars,
+        "summarised_chars": summary.summarised_chars,
+        "summarised": summary.summarised,
+        **details,
+    }
+    return summary.content, artifact
+
+
+def _upstream_tool(
+    spec: ToolSpec, policy: ToolPolicy, upstream: ToolRunner, budget: int
+) -> BaseTool:
+    async def run(**arguments: Any) -> ToolResult:
+        context = get_runtime(AgentRunContext).context
+        call = policy.resolve(spec.name, arguments, context.ui_context)
+        if call is None:  # the catalog declares every tool built here
+            raise LookupError(spec.name)
+        outcome = await upstream.call(call, context.credentials, context.request_id)
+        return _result(
+            outcome.output, budget, attempts=outcome.attempts, elapsed_s=outcome.elapsed_s
+        )
+
+    return StructuredTool.from_function(
+        coroutine=run,
+        name=spec.name,
+        description=spec.description,
+        args_schema=spec.args_model,
+        response_format="content_and_artifact",
+    )
+
+
+def _capabilities_tool(spec: ToolSpec, policy: ToolPolicy, budget: int) -> BaseTool:
+    async def run(**arguments: Any) -> ToolResult:
+        context = get_runtime(AgentRunContext).context
+        selection = policy.select_tools(context.role, context.ui_context)
+        tools = [
+            {"name": s.name, "description": s.description, "operation": s.operation.value}
+            for s in selection.offered
+        ]
+        return _result({"role": context.role, "tools": tools}, budget)
+
+    return StructuredTool.from_function(
+        coroutine=run,
+        name=spec.name,
+        description=spec.description,
+        args_schema=spec.args_model,
+        response_format="content_and_artifact",
+    )
+
+
+def build_tools(
+    policy: ToolPolicy, upstream: ToolRunner, budget: int = DEFAULT_BUDGET_CHARS
+) -> list[BaseTool]:
+    """Every catalog tool as a LangChain tool; which ones the model sees is decided per turn."""
+    return [
+        _capabilities_tool(spec, policy, budget)
+        if spec.name == CAPABILITIES_TOOL
+        else _upstream_tool(spec, policy, upstream, budget)
+        for spec in policy.catalog
+    ]

@@ -1,0 +1,66 @@
+"""AWS resources for the local stack and the tests, created from template.yaml's own definitions.
+
+Nothing here keeps a copy of a key schema: tables and buckets are created from the translated
+template, so the local stack cannot drift from what SAM deploys. Local names: a table is named
+after its logical id, a bucket after its logical id in lower case (settings default to these).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import boto3
+
+from local.sam_template import TEMPLATE_PATH, load_template, packaged, translate
+
+_TABLE_PROPERTIES: Final = (
+    "AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecondaryIndexes",
+    "LocalSecondaryIndexes", "StreamSpecification", "ProvisionedThroughput",
+)  # fmt: skip
+
+
+@dataclass
+class LocalResources:
+    """What was created, by logical id."""
+
+    tables: dict[str, str] = field(default_factory=dict)
+    buckets: dict[str, str] = field(default_factory=dict)
+
+
+def local_bucket_name(logical_id: str) -> str:
+    """S3 bucket names are lower case."""
+    return logical_id.lower()
+
+
+def cloudformation_resources() -> dict[str, Any]:
+    """The template's resources after the SAM transform."""
+    template, _ = packaged(load_template(), TEMPLATE_PATH.parent)
+    resources: dict[str, Any] = translate(template)["Resources"]
+    return resources
+
+
+def create_resources(endpoint_url: str, region: str = "eu-central-1") -> LocalResources:
+    """Creates every table and bucket of the template at `endpoint_url` (a moto server)."""
+    session = boto3.session.Session(
+        region_name=region,
+        aws_access_key_id="local",
+        aws_secret_access_key="local",  # noqa: S106 (moto accepts any credentials)
+    )
+    dynamodb = session.client("dynamodb", endpoint_url=endpoint_url)
+    s3 = session.client("s3", endpoint_url=endpoint_url)
+    created = LocalResources()
+    for logical_id, resource in cloudformation_resources().items():
+        properties = resource.get("Properties", {})
+        if resource["Type"] == "AWS::DynamoDB::Table":
+            spec = {k: properties[k] for k in _TABLE_PROPERTIES if k in properties}
+            dynamodb.create_table(TableName=logical_id, **spec)
+            ttl = properties.get("TimeToLiveSpecification")
+            if ttl:
+                dynamodb.update_time_to_live(TableName=logical_id, TimeToLiveSpecification=ttl)
+            created.tables[logical_id] = logical_id
+        elif resource["Type"] == "AWS::S3::Bucket":
+            name = local_bucket_name(logical_id)
+            s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": region})
+            created.buckets[logical_id] = name
+    return created

@@ -1,0 +1,38 @@
+"""Session-wide real parts: a moto server with the template's resources, the sample upstream."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from sstools_agent.settings import Settings
+from tests.support.agent_stack import AgentStack, SampleUpstream, sample_upstream
+from tests.support.aws import aws_stack
+
+
+@pytest.fixture(scope="session")
+def aws_endpoint() -> Iterator[str]:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        os.environ.setdefault(name, "testing")
+    with aws_stack() as (endpoint, _):
+        yield endpoint
+
+
+@pytest.fixture(scope="session")
+def stack_settings(aws_endpoint: str) -> Settings:
+    return Settings(aws_endpoint_url=aws_endpoint, tool_retry_delay_s=0.05, tool_timeout_s=2)
+
+
+@pytest.fixture(scope="session")
+def upstream_server(stack_settings: Settings) -> Iterator[SampleUpstream]:
+    with sample_upstream(stack_settings) as upstream:
+        yield upstream
+
+
+@pytest.fixture
+def stack(stack_settings: Settings, upstream_server: SampleUpstream) -> AgentStack:
+    upstream_server.reset()
+    settings = stack_settings.model_copy(update={"upstream_base_url": upstream_server.base_url})
+    return AgentStack(settings, upstream_server)

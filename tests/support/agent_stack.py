@@ -1,0 +1,140 @@
+"""The agent's real surroundings for tests: moto, the sample upstream over HTTP, demo users."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import Field
+
+from local.fault_injection import FaultPlan, ResettingH11Protocol
+from local.sample_upstream.app import create_app
+from local.sample_upstream.seed import UpstreamState, seeded_state
+from sstools_agent.adapters.checkpointer import checkpointer_from
+from sstools_agent.adapters.upstream_client import UpstreamToolClient
+from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.identity import JwtIssuer
+from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.ui_context import UIContext, parse_ui_context
+from sstools_agent.factories import (
+    service_token_issuer_from,
+    service_verifier_from,
+    tool_policy_from,
+    user_verifier_from,
+)
+from sstools_agent.settings import Settings
+from tests.support.servers import serve
+
+DEMO_USERS = {"analyst": "a.analyst", "engineer": "e.engineer", "admin": "d.admin"}
+
+
+def user_issuer(settings: Settings) -> JwtIssuer:
+    return JwtIssuer(
+        algorithm="HS256",
+        signing_key=settings.jwt_hs256_secret.get_secret_value(),
+        issuer=settings.jwt_issuer,
+        audience=settings.jwt_audience,
+    )
+
+
+@dataclass
+class SampleUpstream:
+    """The sample upstream running under uvicorn, with its state and fault plan at hand."""
+
+    base_url: str
+    app: Any
+    plan: FaultPlan
+
+    @property
+    def state(self) -> UpstreamState:
+        return self.app.app.state.data  # type: ignore[no-any-return]
+
+    def reset(self) -> None:
+        self.app.app.state.data = seeded_state()
+        self.plan.clear()
+
+
+@contextmanager
+def sample_upstream(settings: Settings) -> Iterator[SampleUpstream]:
+    plan = FaultPlan()
+    app = create_app(user_verifier_from(settings), service_verifier_from(settings), plan=plan)
+    with serve(app, http=ResettingH11Protocol.bound_to(plan)) as base_url:
+        yield SampleUpstream(base_url, app, plan)
+
+
+class RecordingOfflineModel(OfflineChatModel):
+    """The offline model, remembering which tools each model call was given."""
+
+    bindings: list[tuple[str, ...]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        bound = super().bind_tools(tools, **kwargs)
+        self.bindings.append(bound.bound_tools)  # type: ignore[attr-defined]
+        return bound
+
+
+@dataclass
+class AgentStack:
+    """Everything a test needs to run turns as the chat function will."""
+
+    settings: Settings
+    upstream: SampleUpstream
+    policy: ToolPolicy = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.policy = tool_policy_from(self.settings)
+        self._users = user_issuer(self.settings)
+        self._service = service_token_issuer_from(self.settings)
+
+    def agent(
+        self, model: BaseChatModel | None = None, policy: ToolPolicy | None = None
+    ) -> ChatAgent:
+        """A fresh agent instance with a fresh checkpointer, as a new Lambda invocation has."""
+        client = UpstreamToolClient(
+            self.upstream.base_url,
+            default_timeout_s=self.settings.tool_timeout_s,
+            retry_delay_s=self.settings.tool_retry_delay_s,
+        )
+        return ChatAgent(
+            model or OfflineChatModel(),
+            checkpointer_from(self.settings),
+            policy or self.policy,
+            client,
+        )
+
+    def context(self, role: str, ui_context: dict[str, Any] | None) -> AgentRunContext:
+        token = self._users.issue(DEMO_USERS[role], 600, {"roles": [role]}).token
+        principal = user_verifier_from(self.settings).verify(token)
+        parsed: UIContext | None = None
+        if ui_context is not None:
+            result = parse_ui_context(ui_context, self.policy.environments)
+            assert isinstance(result, UIContext), result
+            parsed = result
+        return AgentRunContext(
+            principal=principal,
+            ui_context=parsed,
+            service_token=self._service.service_token().token,
+        )
+
+
+async def collect(events: AsyncIterator[ChatEvent]) -> list[ChatEvent]:
+    return [event async for event in events]
+
+
+def of_type(events: list[ChatEvent], kind: EventType) -> list[dict[str, Any]]:
+    return [e.metadata for e in events if e.type is kind]
+
+
+def answer(events: list[ChatEvent]) -> str:
+    """What the user reads: streamed tokens and plain messages, in order."""
+    return "".join(
+        e.metadata["token"] if e.type is EventType.STREAM_TOKEN else e.content + " "
+        for e in events
+        if e.type is EventType.STREAM_TOKEN or e.type is None
+    )

@@ -1,0 +1,45 @@
+"""A moto server for tests: real HTTP, AWS APIs in memory, resources from template.yaml."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from moto.server import ThreadedMotoServer
+
+from local.aws_resources import LocalResources, create_resources
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def moto_server() -> Iterator[str]:
+    """A ThreadedMotoServer on a free port; yields its endpoint URL."""
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+    port = free_port()
+    previous = os.environ.get("MOTO_PORT")
+    os.environ["MOTO_PORT"] = str(port)  # moto needs it to build its own URLs (design.md)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+        if previous is None:
+            os.environ.pop("MOTO_PORT", None)
+        else:
+            os.environ["MOTO_PORT"] = previous
+
+
+@contextmanager
+def aws_stack() -> Iterator[tuple[str, LocalResources]]:
+    """A moto server holding the template's tables and buckets."""
+    with moto_server() as endpoint:
+        yield endpoint, create_resources(endpoint)
