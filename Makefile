@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 LOCKS := layers/common/requirements.txt requirements-dev.txt
 
-.PHONY: test lint typecheck unit run lock clean
+.PHONY: test lint typecheck unit run lock clean bench
 
 $(STAMP): $(LOCKS)
 	@test -x $(BIN)/python || "$$(scripts/find-python)" -m venv $(VENV)
@@ -40,3 +40,7 @@ lock: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+## bench: figures for the agent runtime, measured side by side (prints; asserts nothing)
+bench: $(STAMP)
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_agent

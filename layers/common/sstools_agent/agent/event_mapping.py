@@ -126,7 +126,7 @@ class EventMapper:
         if kind == "updates" and isinstance(data, dict):
             return self.on_update(data)
         if kind == "custom" and isinstance(data, dict):
-            return [ChatEvent.model_validate(data)]
+            return [ChatEvent.from_wire(data)]
         return []
 
 

@@ -6,10 +6,9 @@ has no `type`. The chat function adds the SSE `id`; everything else is built her
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
-
-from pydantic import BaseModel, Field
 
 from sstools_agent.domain.errors import ErrorCode
 
@@ -36,12 +35,16 @@ class ConfirmationResult(StrEnum):
     CANCELLED = "cancelled"
 
 
-class ChatEvent(BaseModel):
-    """One event of the stream, shaped like the seed's ChatMessage."""
+@dataclass(frozen=True, slots=True)
+class ChatEvent:
+    """One event of the stream, shaped like the seed's ChatMessage.
 
-    role: Literal["assistant"] = "assistant"
+    A plain dataclass, not a pydantic model: one is built per streamed token (see `make bench`).
+    """
+
     content: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    role: Literal["assistant"] = "assistant"
 
     @property
     def type(self) -> EventType | None:
@@ -145,6 +148,11 @@ class ChatEvent(BaseModel):
     def error(cls, code: ErrorCode, detail: str) -> ChatEvent:
         return cls(metadata={"type": EventType.ERROR, "code": code, "detail": detail})
 
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> ChatEvent:
+        """The event from its wire form (e.g. replayed from storage)."""
+        return cls(content=str(data.get("content", "")), metadata=dict(data.get("metadata") or {}))
+
     def to_wire(self) -> dict[str, Any]:
-        """JSON-ready form for the SSE `data:` line."""
-        return self.model_dump(mode="json")
+        """The wire form for the SSE `data:` line (enum members serialise as their values)."""
+        return {"role": self.role, "content": self.content, "metadata": self.metadata}
