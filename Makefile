@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 LOCKS := layers/common/requirements.txt requirements-dev.txt
 
-.PHONY: test lint typecheck unit run lock clean bench
+.PHONY: test lint typecheck unit run token lock clean bench
 
 $(STAMP): $(LOCKS)
 	@test -x $(BIN)/python || "$$(scripts/find-python)" -m venv $(VENV)
@@ -26,11 +26,14 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest
 
-## run: the local stack arrives with the chat function (issue 4); until then this says so
-run:
-	@echo "make run: the local stack (moto server, sample upstream, chat function) is not built yet." >&2
-	@echo "It arrives with the streaming chat function. Today the project is the policy core: run 'make test'." >&2
-	@exit 1
+## run: the local stack on 127.0.0.1:8000 (moto, sample upstream, chat function, offline model)
+run: $(STAMP)
+	PYTHONPATH=layers/common:. $(BIN)/python -m local.run_stack
+
+## token: print a demo user's JWT for scripts, e.g. `make -s token ROLE=admin`
+ROLE ?= engineer
+token: $(STAMP)
+	@PYTHONPATH=layers/common:. $(BIN)/python -m local.demo_users $(ROLE)
 
 ## lock: re-resolve the pinned requirement files from the *.in files (needs network to PyPI)
 lock: $(STAMP)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from local.servers import serve
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.domain.identity import (
     AuthenticationError,
@@ -16,7 +17,6 @@ from sstools_agent.domain.identity import (
     public_jwk,
 )
 from sstools_agent.domain.roles import Role
-from tests.support.servers import serve
 
 ISSUER, AUDIENCE = "ss-tools", "ss-tools-agent"
 

@@ -24,7 +24,7 @@ from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.ui_context import UIContext
-from tests.support.servers import fault_server
+from tests.support.fault_server import fault_server
 
 pytestmark = pytest.mark.anyio
 

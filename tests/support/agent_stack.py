@@ -13,6 +13,7 @@ from pydantic import Field
 from local.fault_injection import FaultPlan, ResettingH11Protocol
 from local.sample_upstream.app import create_app
 from local.sample_upstream.seed import UpstreamState, seeded_state
+from local.servers import serve
 from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
@@ -29,7 +30,6 @@ from sstools_agent.factories import (
     user_verifier_from,
 )
 from sstools_agent.settings import Settings
-from tests.support.servers import serve
 
 DEMO_USERS = {"analyst": "a.analyst", "engineer": "e.engineer", "admin": "d.admin"}
 

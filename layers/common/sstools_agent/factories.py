@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 
 from langgraph_checkpoint_aws import DynamoDBSaver
 
 from sstools_agent.adapters.checkpointer import checkpointer_from
+from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
-from sstools_agent.domain.identity import JwtIssuer, KeyResolver, StaticKey, UserTokenVerifier
+from sstools_agent.agent.models import build_chat_model
+from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.chat.turns import ChatTurns
+from sstools_agent.domain.identity import (
+    JwtIssuer,
+    KeyResolver,
+    MintedToken,
+    StaticKey,
+    UserTokenVerifier,
+)
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.settings import Settings, load_settings
@@ -88,3 +99,61 @@ def service_verifier_from(settings: Settings) -> UserTokenVerifier:
 def checkpointer() -> DynamoDBSaver:
     """The process's checkpointer (its boto3 clients are reused across invocations)."""
     return checkpointer_from(load_settings())
+
+
+@lru_cache(maxsize=1)
+def upstream_client() -> UpstreamToolClient:
+    """The process's upstream client (one connection pool)."""
+    return upstream_client_from(load_settings())
+
+
+@lru_cache(maxsize=1)
+def chat_agent() -> ChatAgent:
+    """The process's agent: its graph is stateless, conversations live in the checkpointer."""
+    settings = load_settings()
+    return ChatAgent(
+        build_chat_model(settings),
+        checkpointer(),
+        tool_policy(),
+        upstream_client(),
+        output_budget_chars=settings.tool_output_budget_chars,
+    )
+
+
+@lru_cache(maxsize=1)
+def conversation_store() -> DynamoDBConversationStore:
+    """The process's conversation store."""
+    settings = load_settings()
+    return DynamoDBConversationStore(
+        settings.conversations_table,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
+@lru_cache(maxsize=1)
+def chat_turns() -> ChatTurns:
+    """The process's chat turn service."""
+    return ChatTurns(chat_agent, conversation_store())
+
+
+class ServiceTokenCache:
+    """The agent's service JWT, minted again shortly before it expires."""
+
+    def __init__(self, issuer: JwtIssuer, ttl_s: int, refresh_before_s: int = 60) -> None:
+        self._issuer = issuer
+        self._ttl_s = ttl_s
+        self._refresh_before_s = refresh_before_s
+        self._current: MintedToken | None = None
+
+    def __call__(self) -> str:
+        if self._current is None or self._current.expires_at - time.time() < self._refresh_before_s:
+            self._current = self._issuer.service_token(self._ttl_s)
+        return self._current.token
+
+
+@lru_cache(maxsize=1)
+def service_token() -> ServiceTokenCache:
+    """The process's service-token source."""
+    settings = load_settings()
+    return ServiceTokenCache(service_token_issuer_from(settings), settings.service_token_ttl_s)

@@ -67,6 +67,7 @@ class Settings(BaseSettings):
     checkpoint_table: str = "CheckpointTable"
     checkpoint_bucket: str = "checkpointbucket"
     checkpoint_ttl_days: int = Field(default=30, ge=1)
+    conversations_table: str = "ConversationsTable"
 
     service_token_issuer: str = "ss-tools-agent"  # noqa: S105 (a JWT `iss`, not a secret)
     service_token_audience: str = "ss-tools"  # noqa: S105 (a JWT `aud`, not a secret)

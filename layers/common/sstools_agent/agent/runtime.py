@@ -8,7 +8,7 @@ not checkpoint it), so a confirmation raised in one Lambda invocation is resumed
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -89,6 +89,13 @@ class ChatAgent:
             )
         return None
 
+    async def pending_card(self, thread_id: str) -> ChatEvent | None:
+        """The `confirm_required` event of the pending confirmation, to show it again."""
+        state = await self.graph.aget_state(self._config(thread_id))
+        for pending in state.interrupts:
+            return EventMapper(thread_id).on_interrupt(pending)[0]
+        return None
+
     async def _stream(
         self, thread_id: str, graph_input: Any, context: AgentRunContext
     ) -> AsyncIterator[ChatEvent]:
@@ -106,7 +113,7 @@ class ChatAgent:
 
     async def send(
         self, thread_id: str, message: str, context: AgentRunContext
-    ) -> AsyncIterator[ChatEvent]:
+    ) -> AsyncGenerator[ChatEvent]:
         """Runs a turn for a new user message.
 
         A confirmation still pending is cancelled first: its tool call gets an error ToolMessage
@@ -139,7 +146,7 @@ class ChatAgent:
 
     async def resolve(
         self, thread_id: str, result: ConfirmationResult, context: AgentRunContext
-    ) -> AsyncIterator[ChatEvent]:
+    ) -> AsyncGenerator[ChatEvent]:
         """Resumes a pending confirmation: confirmed runs the tool; anything else rejects it.
 
         Streams `confirm_resolved` first, then the rest of the turn. Raises NoPendingConfirmation.

@@ -24,6 +24,7 @@ class EventType(StrEnum):
     CONFIRM_RESOLVED = "confirm_resolved"
     PERMISSION_DENIED = "permission_denied"
     ERROR = "error"
+    STREAM_END = "stream_end"
 
 
 class ConfirmationResult(StrEnum):
@@ -147,6 +148,20 @@ class ChatEvent:
     @classmethod
     def error(cls, code: ErrorCode, detail: str) -> ChatEvent:
         return cls(metadata={"type": EventType.ERROR, "code": code, "detail": detail})
+
+    @classmethod
+    def stream_end(
+        cls, conversation_id: str, user_message_id: str | None, assistant_message_id: str
+    ) -> ChatEvent:
+        """The last event of every stream: which conversation and messages it wrote."""
+        return cls(
+            metadata={
+                "type": EventType.STREAM_END,
+                "conversation_id": conversation_id,
+                "user_message_id": user_message_id,
+                "assistant_message_id": assistant_message_id,
+            }
+        )
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> ChatEvent:

@@ -1,46 +1,15 @@
-"""Real servers for tests: uvicorn on a free loopback port, in a thread, stopped on exit."""
+"""The tests' fault server: an echo app behind fault injection, with real TCP resets."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
-
 from local.fault_injection import FaultInjectionMiddleware, FaultPlan, ResettingH11Protocol
-
-
-@contextmanager
-def serve(app: Any, *, http: Any = "h11", startup_timeout_s: float = 10.0) -> Iterator[str]:
-    """Runs `app` under uvicorn on 127.0.0.1 and yields its base URL."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        http=http,
-        lifespan="off",
-        log_level="warning",
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn-test-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + startup_timeout_s
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+from local.servers import serve
 
 
 async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:

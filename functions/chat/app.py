@@ -1,0 +1,241 @@
+"""The chat function: POST /api/agent/chat answers with a server-sent event stream.
+
+Thin by design: authenticate, validate, hand the turn to `ChatTurns`, encode events as SSE.
+On Lambda this ASGI app runs under the Lambda Web Adapter (response streaming); locally and in the
+tests under uvicorn, which is exactly what the adapter proxies to.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from fastapi import FastAPI, Header, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel
+
+from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.adapters.conversation_store import (
+    ConversationArchived,
+    ConversationBusy,
+    ConversationNotFound,
+)
+from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.chat.request import ChatRequestBody
+from sstools_agent.chat.turns import ChatTurns, NoPendingConfirmationError, PreparedTurn
+from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.conversations import parse_event_id
+from sstools_agent.domain.environments import EnvironmentRegistry
+from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
+from sstools_agent.domain.ui_context import UIContext, UIContextRejection, parse_ui_context
+
+logger = Logger(service="sstools-agent-chat")
+metrics = Metrics(namespace="SsToolsAgent", service="chat")
+
+# Refusals before the stream: exception type -> (HTTP status, code, what the user reads).
+REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
+    ConversationBusy: (
+        409,
+        ErrorCode.CONVERSATION_BUSY,
+        "The conversation is answering in another tab; wait or cancel it.",
+    ),
+    ConversationNotFound: (404, ErrorCode.NOT_FOUND, "No such conversation."),
+    ConversationArchived: (
+        409,
+        ErrorCode.CONVERSATION_ARCHIVED,
+        "The conversation was deleted; start a new one.",
+    ),
+    NoPendingConfirmationError: (
+        404,
+        ErrorCode.NO_PENDING_CONFIRMATION,
+        "Nothing waits for confirmation in this conversation.",
+    ),
+}
+
+
+class CancelBody(BaseModel):
+    conversation_id: str
+
+
+def error(status: int, code: ErrorCode, detail: str, **extra: Any) -> JSONResponse:
+    """Every error body is `{code, detail}` (plus specifics, e.g. context problems)."""
+    return JSONResponse({"code": code.value, "detail": detail, **extra}, status_code=status)
+
+
+def sse(event_id: str, event: ChatEvent) -> bytes:
+    """One server-sent event: its id and its ChatMessage JSON on one `data:` line."""
+    data = json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
+    return f"id: {event_id}\ndata: {data}\n\n".encode()
+
+
+class ChatEndpoints:
+    """The chat function's two endpoints over their collaborators."""
+
+    def __init__(
+        self,
+        *,
+        turns: ChatTurns,
+        verifier: UserTokenVerifier,
+        service_token: Callable[[], str],
+        environments: EnvironmentRegistry,
+        audit: AuditSink,
+    ) -> None:
+        self.turns = turns
+        self.verifier = verifier
+        self.service_token = service_token
+        self.environments = environments
+        self.audit = audit
+
+    def authenticate(self, authorization: str, request_id: str) -> Principal:
+        """The caller's principal; AuthenticationError (and an audit record) otherwise."""
+        scheme, _, token = authorization.partition(" ")
+        try:
+            if scheme.lower() != "bearer" or not token:
+                raise AuthenticationError("missing bearer token")
+            return self.verifier.verify(token)
+        except AuthenticationError as failure:
+            self.audit.emit(
+                AuditRecord(
+                    AuditKind.AUTH_FAILED,
+                    None,
+                    "refused",
+                    detail={"reason": failure.detail, "request_id": request_id},
+                )
+            )
+            raise
+
+    def ui_context(
+        self, body: ChatRequestBody, principal: Principal
+    ) -> UIContext | UIContextRejection | None:
+        """The validated page context; a rejection is audited."""
+        if body.ui_context is None:
+            return None
+        parsed = parse_ui_context(body.ui_context, self.environments)
+        if isinstance(parsed, UIContextRejection):
+            self.audit.emit(
+                AuditRecord(
+                    AuditKind.CONTEXT_REJECTED,
+                    principal.subject,
+                    "refused",
+                    body.conversation_id,
+                    parsed.to_error_body(),
+                )
+            )
+        return parsed
+
+    async def chat(
+        self,
+        body: ChatRequestBody,
+        authorization: Annotated[str, Header()] = "",
+        last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+        x_request_id: Annotated[str | None, Header()] = None,
+    ) -> StreamingResponse | JSONResponse:
+        """POST /api/agent/chat: refusals as plain HTTP errors, then the event stream."""
+        request_id = x_request_id or uuid.uuid4().hex
+        try:
+            principal = self.authenticate(authorization, request_id)
+        except AuthenticationError as failure:
+            return error(401, ErrorCode.UNAUTHORIZED, failure.detail)
+        ui_context = self.ui_context(body, principal)
+        if isinstance(ui_context, UIContextRejection):
+            return JSONResponse(ui_context.to_error_body(), status_code=422)
+        resume_from = last_event_id or body.last_event_id
+        resume_after = 0
+        if body.action == "resume" and resume_from and body.conversation_id:
+            resume_after = parse_event_id(resume_from, body.conversation_id) or 0
+        try:
+            turn = await self.turns.prepare(
+                owner=principal.subject,
+                conversation_id=body.conversation_id,
+                action=body.action,
+                message=body.message,
+                confirmation_id=body.confirmation_id,
+                ui_context=ui_context.to_payload() if ui_context else None,
+                resume_after=resume_after,
+            )
+        except tuple(REFUSALS) as refusal:
+            status, code, detail = REFUSALS[type(refusal)]
+            return error(status, code, detail)
+        context = AgentRunContext(principal, ui_context, self.service_token(), request_id)
+        logger.info(
+            "turn",
+            extra={
+                "request_id": request_id,
+                "user": principal.subject,
+                "conversation_id": turn.conversation.conversation_id,
+                "action": body.action,
+            },
+        )
+        return StreamingResponse(
+            self.encode(turn, context),
+            media_type="text/event-stream",
+            headers={
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+                "X-Conversation-Id": turn.conversation.conversation_id,
+            },
+        )
+
+    async def encode(self, turn: PreparedTurn, context: AgentRunContext) -> AsyncIterator[bytes]:
+        """The turn (or the replay) as SSE bytes; metrics when it ends."""
+        started = time.perf_counter()
+        first_event_s: float | None = None
+        tool_calls = 0
+        if turn.action == "resume":
+            events = self.turns.follow(turn)
+        else:
+            events = self.turns.stream(turn, context)
+        try:
+            async for event_id, event in events:
+                if first_event_s is None:
+                    first_event_s = time.perf_counter() - started
+                tool_calls += event.type is EventType.TOOL_START
+                yield sse(event_id, event)
+        finally:
+            if first_event_s is not None:
+                metrics.add_metric(
+                    "TimeToFirstEvent", MetricUnit.Milliseconds, first_event_s * 1000
+                )
+            metrics.add_metric("ToolCalls", MetricUnit.Count, tool_calls)
+            metrics.flush_metrics()
+
+    async def cancel(
+        self, body: CancelBody, authorization: Annotated[str, Header()] = ""
+    ) -> JSONResponse:
+        """POST /api/agent/chat/cancel: stops a run that another connection (tab) holds."""
+        try:
+            principal = self.authenticate(authorization, uuid.uuid4().hex)
+        except AuthenticationError as failure:
+            return error(401, ErrorCode.UNAUTHORIZED, failure.detail)
+        if not await self.turns.store.request_cancel(body.conversation_id, principal.subject):
+            return error(409, ErrorCode.NOT_RUNNING, "No answer is running in this conversation.")
+        return JSONResponse(
+            {"conversation_id": body.conversation_id, "cancel_requested": True}, status_code=202
+        )
+
+
+async def invalid_body(request: Request, exc: Exception) -> JSONResponse:
+    """A body that does not parse or validate: 422 with `{code, detail}`."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in errors
+    )
+    return error(422, ErrorCode.VALIDATION_ERROR, problems or str(exc))
+
+
+def create_app(**collaborators: Any) -> FastAPI:
+    """The chat ASGI app over ChatEndpoints' collaborators (factories build them)."""
+    endpoints = ChatEndpoints(**collaborators)
+    app = FastAPI(title="ss-tools agent chat", version="1.0", docs_url=None, redoc_url=None)
+    app.add_exception_handler(RequestValidationError, invalid_body)
+    app.post("/api/agent/chat", response_model=None)(endpoints.chat)
+    app.post("/api/agent/chat/cancel", response_model=None)(endpoints.cancel)
+    return app

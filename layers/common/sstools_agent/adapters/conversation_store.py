@@ -1,0 +1,296 @@
+"""Conversations in DynamoDB: records, messages, stream events, and the per-conversation lock.
+
+One table (template.yaml `ConversationsTable`), PK `CONV#<id>`:
+- `META`: the record, the lock (`locked_by`, `locked_until`: a lease taken with a conditional
+  write, so a second tab gets 409, never an interleaved turn) and a cancel request;
+- `MSG#<seq>#<n>`: history messages, written at each turn;
+- `EVT#<first seq>`: stream events in chunks, for replay after a reconnect.
+Owners find their conversations through the `ByOwner` index (issue 6 lists them).
+
+boto3 is synchronous; every call runs in a worker thread so the event loop keeps streaming.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any, Final, Protocol
+
+import anyio
+import boto3
+from botocore.exceptions import ClientError
+
+from sstools_agent.domain.conversations import Conversation, MessageRole, StoredMessage
+from sstools_agent.domain.tool_output_summary import summarise_tool_output
+
+EVENTS_PER_CHUNK: Final = 50
+MAX_STORED_JSON_CHARS: Final = 300_000
+"""Above this an event or message is stored summarised (DynamoDB items stop at 400 KB)."""
+
+
+class ConversationBusy(Exception):
+    """Another run holds the conversation (409)."""
+
+
+class ConversationNotFound(Exception):
+    """No such conversation for this user (404: existence does not leak)."""
+
+
+class ConversationArchived(Exception):
+    """The conversation was deleted (archived); it takes no new turns."""
+
+
+class ConversationStore(Protocol):
+    """What the chat needs from conversation storage."""
+
+    async def get(self, conversation_id: str) -> Conversation | None: ...
+
+    async def start_turn(
+        self, conversation: Conversation, run_id: str, lease_s: float, *, new: bool
+    ) -> Conversation: ...
+
+    async def renew(self, conversation_id: str, run_id: str, lease_s: float) -> None: ...
+
+    async def append_events(
+        self, conversation_id: str, run_id: str, events: Sequence[tuple[int, dict[str, Any]]]
+    ) -> bool: ...
+
+    async def add_messages(
+        self, conversation_id: str, messages: Sequence[StoredMessage]
+    ) -> None: ...
+
+    async def finish_turn(
+        self, conversation_id: str, run_id: str, last_seq: int, updated_at: str
+    ) -> None: ...
+
+    async def events_after(
+        self, conversation_id: str, seq: int
+    ) -> list[tuple[int, dict[str, Any]]]: ...
+
+    async def messages(self, conversation_id: str) -> list[StoredMessage]: ...
+
+    async def request_cancel(self, conversation_id: str, owner: str) -> bool: ...
+
+
+def _pk(conversation_id: str) -> str:
+    return f"CONV#{conversation_id}"
+
+
+def _bounded_json(value: Any) -> str:
+    """JSON for storage; an oversized value is stored as its structured summary instead."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= MAX_STORED_JSON_CHARS:
+        return text
+    summary = summarise_tool_output(value, MAX_STORED_JSON_CHARS - 200)
+    return json.dumps({"stored_summary": True, "raw_chars": summary.raw_chars,
+                       "value": json.loads(summary.content)}, ensure_ascii=False)  # fmt: skip
+
+
+def _conversation(item: dict[str, Any]) -> Conversation:
+    return Conversation(
+        conversation_id=item["conversation_id"],
+        owner=item["owner"],
+        title=item["title"],
+        created_at=item["created_at"],
+        updated_at=item["updated_at"],
+        is_archived=bool(item.get("is_archived", False)),
+        ui_context=json.loads(item["ui_context"]) if item.get("ui_context") else None,
+        last_seq=int(item.get("last_seq", 0)),
+        locked_by=item.get("locked_by"),
+        locked_until=float(item["locked_until"]) / 1000 if "locked_until" in item else None,
+    )
+
+
+def _is_condition_failure(error: ClientError) -> bool:
+    code: str = error.response.get("Error", {}).get("Code", "")
+    return code == "ConditionalCheckFailedException"
+
+
+class DynamoDBConversationStore:
+    """`ConversationStore` on one DynamoDB table."""
+
+    def __init__(self, table_name: str, *, region: str, endpoint_url: str | None = None) -> None:
+        resource = boto3.session.Session(region_name=region).resource(
+            "dynamodb", endpoint_url=endpoint_url
+        )
+        self._table = resource.Table(table_name)
+
+    async def _run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+        return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
+
+    async def get(self, conversation_id: str) -> Conversation | None:
+        response = await self._run(
+            self._table.get_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+            ConsistentRead=True,
+        )  # fmt: skip
+        item = response.get("Item")
+        return _conversation(item) if item else None
+
+    async def start_turn(
+        self, conversation: Conversation, run_id: str, lease_s: float, *, new: bool
+    ) -> Conversation:
+        """Takes the conversation's lock for this run (creating the record when new)."""
+        now_ms = int(time.time() * 1000)
+        until = now_ms + int(lease_s * 1000)
+        try:
+            if new:
+                item = {
+                    "PK": _pk(conversation.conversation_id), "SK": "META",
+                    "conversation_id": conversation.conversation_id, "owner": conversation.owner,
+                    "title": conversation.title, "created_at": conversation.created_at,
+                    "updated_at": conversation.updated_at, "is_archived": False, "last_seq": 0,
+                    "locked_by": run_id, "locked_until": until,
+                    "GSI1PK": f"OWNER#{conversation.owner}", "GSI1SK": conversation.updated_at,
+                }  # fmt: skip
+                if conversation.ui_context is not None:
+                    item["ui_context"] = json.dumps(conversation.ui_context, ensure_ascii=False)
+                await self._run(self._table.put_item, Item=item,
+                                ConditionExpression="attribute_not_exists(PK)")  # fmt: skip
+            else:
+                names = {"#owner": "owner"}
+                values: dict[str, Any] = {
+                    ":run": run_id, ":until": until, ":now": now_ms,
+                    ":owner": conversation.owner, ":false": False,
+                }  # fmt: skip
+                update = "SET locked_by = :run, locked_until = :until REMOVE cancel_run"
+                if conversation.ui_context is not None:
+                    update = update.replace(" REMOVE", ", ui_context = :ctx REMOVE")
+                    values[":ctx"] = json.dumps(conversation.ui_context, ensure_ascii=False)
+                await self._run(
+                    self._table.update_item,
+                    Key={"PK": _pk(conversation.conversation_id), "SK": "META"},
+                    UpdateExpression=update,
+                    ConditionExpression="attribute_exists(PK) AND #owner = :owner AND "
+                    "is_archived = :false AND (attribute_not_exists(locked_by) OR "
+                    "locked_until < :now)",
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                )
+        except ClientError as error:
+            if not _is_condition_failure(error):
+                raise
+            await self._explain_refusal(conversation.conversation_id, conversation.owner)
+        stored = await self.get(conversation.conversation_id)
+        if stored is None:  # pragma: no cover - the write above just succeeded
+            raise ConversationNotFound(conversation.conversation_id)
+        return stored
+
+    async def _explain_refusal(self, conversation_id: str, owner: str) -> None:
+        current = await self.get(conversation_id)
+        if current is None or current.owner != owner:
+            raise ConversationNotFound(conversation_id)
+        if current.is_archived:
+            raise ConversationArchived(conversation_id)
+        raise ConversationBusy(conversation_id)
+
+    async def renew(self, conversation_id: str, run_id: str, lease_s: float) -> None:
+        """Extends this run's lease (a no-op if the lock was lost)."""
+        until = int((time.time() + lease_s) * 1000)
+        try:
+            await self._run(
+                self._table.update_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+                UpdateExpression="SET locked_until = :until",
+                ConditionExpression="locked_by = :run",
+                ExpressionAttributeValues={":until": until, ":run": run_id},
+            )  # fmt: skip
+        except ClientError as error:
+            if not _is_condition_failure(error):
+                raise
+
+    async def append_events(
+        self, conversation_id: str, run_id: str, events: Sequence[tuple[int, dict[str, Any]]]
+    ) -> bool:
+        """Stores a chunk of events; returns True when a cancel of this run was requested."""
+        if not events:
+            return False
+        first, last = events[0][0], events[-1][0]
+        await self._run(self._table.put_item, Item={
+            "PK": _pk(conversation_id), "SK": f"EVT#{first:012d}", "last_seq": last,
+            "events": _bounded_json([[seq, wire] for seq, wire in events]),
+        })  # fmt: skip
+        response = await self._run(
+            self._table.update_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+            UpdateExpression="SET last_seq = :last", ExpressionAttributeValues={":last": last},
+            ReturnValues="ALL_NEW",
+        )  # fmt: skip
+        return bool(response.get("Attributes", {}).get("cancel_run") == run_id)
+
+    async def add_messages(self, conversation_id: str, messages: Sequence[StoredMessage]) -> None:
+        """Writes history messages (each keyed by its sequence number)."""
+
+        def write() -> None:
+            with self._table.batch_writer() as batch:
+                for index, message in enumerate(messages):
+                    batch.put_item(Item={
+                        "PK": _pk(conversation_id), "SK": f"MSG#{message.seq:012d}#{index:03d}",
+                        "message": _bounded_json(asdict(message)),
+                    })  # fmt: skip
+
+        await anyio.to_thread.run_sync(write)
+
+    async def finish_turn(
+        self, conversation_id: str, run_id: str, last_seq: int, updated_at: str
+    ) -> None:
+        """Records the turn's end and releases this run's lock."""
+        try:
+            await self._run(
+                self._table.update_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+                UpdateExpression="SET last_seq = :last, updated_at = :at, GSI1SK = :at "
+                "REMOVE locked_by, locked_until, cancel_run",
+                ConditionExpression="locked_by = :run",
+                ExpressionAttributeValues={":last": last_seq, ":at": updated_at, ":run": run_id},
+            )  # fmt: skip
+        except ClientError as error:
+            if not _is_condition_failure(error):
+                raise
+
+    async def events_after(
+        self, conversation_id: str, seq: int
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """Stored events with a sequence number above `seq`, in order."""
+        start = max(0, seq + 2 - EVENTS_PER_CHUNK)
+        response = await self._run(
+            self._table.query,
+            KeyConditionExpression="PK = :pk AND SK BETWEEN :from AND :to",
+            ExpressionAttributeValues={":pk": _pk(conversation_id),
+                                       ":from": f"EVT#{start:012d}", ":to": "EVT#~"},
+            ConsistentRead=True,
+        )  # fmt: skip
+        found: list[tuple[int, dict[str, Any]]] = []
+        for item in response.get("Items", []):
+            found += [(int(s), wire) for s, wire in json.loads(item["events"]) if int(s) > seq]
+        return sorted(found, key=lambda pair: pair[0])
+
+    async def messages(self, conversation_id: str) -> list[StoredMessage]:
+        """The conversation's history, in order."""
+        response = await self._run(
+            self._table.query,
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :msg)",
+            ExpressionAttributeValues={":pk": _pk(conversation_id), ":msg": "MSG#"},
+            ConsistentRead=True,
+        )  # fmt: skip
+        out = []
+        for item in response.get("Items", []):
+            data = json.loads(item["message"])
+            data["role"] = MessageRole(data["role"])
+            out.append(StoredMessage(**data))
+        return out
+
+    async def request_cancel(self, conversation_id: str, owner: str) -> bool:
+        """Asks the run holding the conversation to stop; False when no run holds it."""
+        try:
+            await self._run(
+                self._table.update_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+                UpdateExpression="SET cancel_run = locked_by",
+                ConditionExpression="#owner = :owner AND attribute_exists(locked_by) "
+                "AND locked_until > :now",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={":owner": owner, ":now": int(time.time() * 1000)},
+            )  # fmt: skip
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True

@@ -1,0 +1,35 @@
+"""The chat request body (design.md, "Stream protocol"), validated before anything runs."""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_MESSAGE_CHARS: Final = 8000
+
+
+class ChatRequestBody(BaseModel):
+    """`{message, files, conversation_id, action, confirmation_id, ui_context}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
+    files: list[Any] = Field(default_factory=list)
+    conversation_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-]{1,64}$")
+    action: Literal["confirm", "deny", "resume"] | None = None
+    confirmation_id: str | None = Field(default=None, max_length=128)
+    ui_context: Any = None
+    """Validated on its own (typed rejection reasons and an audit record): see ui_context.py."""
+    last_event_id: str | None = Field(default=None, max_length=200)
+    """For `resume` when the client cannot send the Last-Event-ID header."""
+
+    @model_validator(mode="after")
+    def _coherent(self) -> ChatRequestBody:
+        if self.files:
+            raise ValueError("file uploads are not supported yet; send the message without files")
+        if self.action is None and not (self.message and self.message.strip()):
+            raise ValueError("message must not be empty")
+        if self.action is not None and self.conversation_id is None:
+            raise ValueError(f"action {self.action!r} needs a conversation_id")
+        return self

@@ -1,0 +1,262 @@
+"""A chat turn from request to stored history: the application service behind the chat function.
+
+`ChatTurns.prepare` checks everything that can fail before the stream starts (conversation owner,
+archive, pending confirmation, the per-conversation lock) so those failures are plain HTTP errors;
+`ChatTurns.stream` then runs the agent and gives every event an increasing sequence number, stores
+events in chunks for replay, stores the history, and always releases the lock, even when the client
+goes away mid-stream. `ChatTurns.follow` replays what a reconnecting client missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final, Literal
+
+import anyio
+
+from sstools_agent.adapters.conversation_store import (
+    ConversationArchived,
+    ConversationNotFound,
+    ConversationStore,
+)
+from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, EventType
+from sstools_agent.domain.conversations import (
+    Conversation,
+    MessageRole,
+    StoredMessage,
+    TurnRecorder,
+    event_id,
+    title_from,
+)
+from sstools_agent.domain.errors import ErrorCode
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LEASE_S: Final = 120.0
+FLUSH_EVERY_EVENTS: Final = 50
+FLUSH_EVERY_S: Final = 0.5
+FOLLOW_POLL_S: Final = 0.25
+FOLLOW_LIMIT_S: Final = 300.0
+STOPPED_TEXT: Final = "Генерация остановлена по запросу; ход сохранён до этого места."
+
+Action = Literal["confirm", "deny", "resume"] | None
+
+
+class NoPendingConfirmationError(Exception):
+    """confirm/deny with nothing waiting, or for another confirmation (404)."""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class PreparedTurn:
+    """A turn that passed every check and holds the lock (or a read-only resume)."""
+
+    conversation: Conversation
+    action: Action
+    message: str | None
+    run_id: str
+    resume_after: int = 0
+    created: bool = False
+    result: ConfirmationResult | None = None
+
+
+@dataclass
+class _Flusher:
+    store: ConversationStore
+    conversation_id: str
+    run_id: str
+    buffer: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    last_flush: float = field(default_factory=time.monotonic)
+    cancel_requested: bool = False
+
+    def due(self) -> bool:
+        return len(self.buffer) >= FLUSH_EVERY_EVENTS or (
+            bool(self.buffer) and time.monotonic() - self.last_flush >= FLUSH_EVERY_S
+        )
+
+    async def flush(self) -> None:
+        if self.buffer:
+            chunk, self.buffer = self.buffer, []
+            if await self.store.append_events(self.conversation_id, self.run_id, chunk):
+                self.cancel_requested = True
+        self.last_flush = time.monotonic()
+
+
+class ChatTurns:
+    """Runs chat turns for the chat function."""
+
+    def __init__(
+        self,
+        agent_factory: Callable[[], ChatAgent],
+        store: ConversationStore,
+        *,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> None:
+        self._agent_factory = agent_factory
+        self.store = store
+        self.lease_s = lease_s
+
+    async def _owned(self, conversation_id: str, owner: str) -> Conversation:
+        conversation = await self.store.get(conversation_id)
+        if conversation is None or conversation.owner != owner:
+            raise ConversationNotFound(conversation_id)
+        return conversation
+
+    async def prepare(
+        self,
+        *,
+        owner: str,
+        conversation_id: str | None,
+        action: Action,
+        message: str | None,
+        confirmation_id: str | None,
+        ui_context: dict[str, Any] | None,
+        resume_after: int = 0,
+    ) -> PreparedTurn:
+        """Every check that decides the HTTP status, and the lock. Writes nothing on refusal."""
+        run_id = uuid.uuid4().hex
+        if conversation_id is None:
+            at = now_iso()
+            fresh = Conversation(uuid.uuid4().hex, owner, title_from(message or ""), at, at,
+                                 ui_context=ui_context)  # fmt: skip
+            held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
+            return PreparedTurn(held, None, message, run_id, created=True)
+        conversation = await self._owned(conversation_id, owner)
+        if action == "resume":
+            return PreparedTurn(conversation, action, None, run_id, resume_after=resume_after)
+        if conversation.is_archived:
+            raise ConversationArchived(conversation_id)
+        result = None
+        if action in ("confirm", "deny"):
+            pending = await self._agent_factory().pending_confirmation(conversation_id)
+            if pending is None or (confirmation_id and confirmation_id != pending.interrupt_id):
+                raise NoPendingConfirmationError(conversation_id)
+            result = (
+                ConfirmationResult.CONFIRMED if action == "confirm" else ConfirmationResult.DENIED
+            )
+        wanted = Conversation(conversation.conversation_id, owner, conversation.title,
+                              conversation.created_at, conversation.updated_at,
+                              ui_context=ui_context)  # fmt: skip
+        held = await self.store.start_turn(wanted, run_id, self.lease_s, new=False)
+        return PreparedTurn(held, action, message, run_id, result=result)
+
+    def _events(self, turn: PreparedTurn, context: AgentRunContext) -> AsyncGenerator[ChatEvent]:
+        agent = self._agent_factory()
+        conversation_id = turn.conversation.conversation_id
+        if turn.result is not None:
+            return agent.resolve(conversation_id, turn.result, context)
+        return agent.send(conversation_id, turn.message or "", context)
+
+    async def stream(
+        self, turn: PreparedTurn, context: AgentRunContext
+    ) -> AsyncIterator[tuple[str, ChatEvent]]:
+        """The turn's events with their SSE ids; stores events, history, and releases the lock."""
+        conversation_id = turn.conversation.conversation_id
+        seq = turn.conversation.last_seq
+        flusher = _Flusher(self.store, conversation_id, turn.run_id)
+        recorder = TurnRecorder()
+        user_message_id = None
+        if turn.message is not None and turn.result is None:
+            user_message_id = uuid.uuid4().hex
+            await self.store.add_messages(conversation_id, [StoredMessage(
+                user_message_id, MessageRole.USER, turn.message, now_iso(), seq + 1,
+                ui_context=turn.conversation.ui_context)])  # fmt: skip
+        assistant_message_id = uuid.uuid4().hex
+        events = self._events(turn, context)
+        finished = False
+        lease_renewed = time.monotonic()
+        try:
+            try:
+                async for event in events:
+                    seq += 1
+                    recorder.record(event)
+                    flusher.buffer.append((seq, event.to_wire()))
+                    yield event_id(conversation_id, seq), event
+                    if flusher.due():
+                        await flusher.flush()
+                    if time.monotonic() - lease_renewed > self.lease_s / 3:
+                        await self.store.renew(conversation_id, turn.run_id, self.lease_s)
+                        lease_renewed = time.monotonic()
+                    if flusher.cancel_requested:
+                        stopped = ChatEvent.text(STOPPED_TEXT)
+                        seq += 1
+                        recorder.record(stopped)
+                        flusher.buffer.append((seq, stopped.to_wire()))
+                        yield event_id(conversation_id, seq), stopped
+                        break
+            except Exception:
+                logger.exception("chat turn failed")
+                failure = ChatEvent.error(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка чата.")
+                seq += 1
+                flusher.buffer.append((seq, failure.to_wire()))
+                yield event_id(conversation_id, seq), failure
+            end = ChatEvent.stream_end(conversation_id, user_message_id, assistant_message_id)
+            seq += 1
+            flusher.buffer.append((seq, end.to_wire()))
+            finished = True
+            yield event_id(conversation_id, seq), end
+        finally:
+            await events.aclose()
+            with anyio.CancelScope(shield=True):
+                await self._close_turn(turn, flusher, recorder, assistant_message_id, seq,
+                                       complete=finished)  # fmt: skip
+
+    async def _close_turn(
+        self,
+        turn: PreparedTurn,
+        flusher: _Flusher,
+        recorder: TurnRecorder,
+        assistant_message_id: str,
+        seq: int,
+        *,
+        complete: bool,
+    ) -> None:
+        conversation_id = turn.conversation.conversation_id
+        try:
+            await flusher.flush()
+            if recorder.answer or recorder.tool_calls or recorder.confirmations:
+                await self.store.add_messages(conversation_id, [StoredMessage(
+                    assistant_message_id, MessageRole.ASSISTANT, recorder.answer, now_iso(),
+                    seq, tool_calls=list(recorder.tool_calls.values()),
+                    confirmations=recorder.confirmations,
+                    status="complete" if complete else "interrupted")])  # fmt: skip
+        finally:
+            await self.store.finish_turn(conversation_id, turn.run_id, seq, now_iso())
+
+    async def follow(
+        self, turn: PreparedTurn, *, limit_s: float = FOLLOW_LIMIT_S
+    ) -> AsyncIterator[tuple[str, ChatEvent]]:
+        """Replays events after `turn.resume_after`, following a run still in progress; then
+        re-emits a pending confirmation the client has not seen."""
+        conversation_id = turn.conversation.conversation_id
+        seq, saw_card, deadline = turn.resume_after, False, time.monotonic() + limit_s
+        while True:
+            for stored_seq, wire in await self.store.events_after(conversation_id, seq):
+                seq = stored_seq
+                event = ChatEvent.from_wire(wire)
+                saw_card = saw_card or event.type is EventType.CONFIRM_REQUIRED
+                yield event_id(conversation_id, seq), event
+            current = await self.store.get(conversation_id)
+            running = (
+                current is not None
+                and current.locked_by is not None
+                and ((current.locked_until or 0) > time.time())
+            )
+            if not running or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(FOLLOW_POLL_S)
+        if not saw_card:
+            card = await self._agent_factory().pending_card(conversation_id)
+            if card is not None:
+                yield event_id(conversation_id, seq), card

@@ -1,0 +1,112 @@
+"""Conversations as the chat stores them: records, messages, and the stream's event ids."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final
+
+from sstools_agent.domain.chat_events import ChatEvent, EventType
+
+TITLE_CHARS: Final = 80
+_EVENT_ID: Final = re.compile(r"^(?P<conversation>[A-Za-z0-9-]{1,64}):(?P<seq>\d{1,12})$")
+
+
+class MessageRole(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A conversation's record (not its messages)."""
+
+    conversation_id: str
+    owner: str
+    title: str
+    created_at: str
+    updated_at: str
+    is_archived: bool = False
+    ui_context: dict[str, Any] | None = None
+    last_seq: int = 0
+    locked_by: str | None = None
+    locked_until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """One message of the history: user text, or the assistant's turn with its tool activity."""
+
+    message_id: str
+    role: MessageRole
+    content: str
+    created_at: str
+    seq: int
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    confirmations: list[dict[str, Any]] = field(default_factory=list)
+    ui_context: dict[str, Any] | None = None
+    status: str = "complete"
+    """`interrupted` when the client went away or the run was cancelled mid-turn."""
+
+
+def title_from(message: str) -> str:
+    """A conversation's title: its first message on one line, cut at a word."""
+    line = " ".join(message.split())
+    if len(line) <= TITLE_CHARS:
+        return line or "Новый разговор"
+    cut = line[: TITLE_CHARS - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+
+
+def event_id(conversation_id: str, seq: int) -> str:
+    """The SSE id of an event: the conversation and an increasing sequence number."""
+    return f"{conversation_id}:{seq}"
+
+
+def parse_event_id(value: str, conversation_id: str) -> int | None:
+    """The sequence number in a Last-Event-ID of this conversation, or None if it is not one."""
+    match = _EVENT_ID.match(value.strip())
+    if match is None or match.group("conversation") != conversation_id:
+        return None
+    return int(match.group("seq"))
+
+
+class TurnRecorder:
+    """Collects what a turn must leave in the history from the events it streamed."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.tool_calls: dict[str, dict[str, Any]] = {}
+        self.confirmations: list[dict[str, Any]] = []
+
+    def record(self, event: ChatEvent) -> None:
+        """Takes note of one event."""
+        meta = event.metadata
+        kind = event.type
+        if kind is EventType.STREAM_TOKEN:
+            self.text.append(str(meta["token"]))
+        elif kind is None:
+            self.text.append(("\n" if self.text else "") + event.content)
+        elif kind is EventType.TOOL_START:
+            self.tool_calls[meta["tool_call_id"]] = {
+                "tool": meta["tool"],
+                "input": meta["input"],
+                "status": "started",
+            }
+        elif kind in (EventType.TOOL_END, EventType.TOOL_ERROR, EventType.PERMISSION_DENIED):
+            call = self.tool_calls.setdefault(meta["tool_call_id"], {"tool": meta["tool"]})
+            call["status"] = kind.value
+            if kind is EventType.TOOL_END:
+                call["output"] = meta["output"]
+            elif kind is EventType.TOOL_ERROR:
+                call["error"] = meta["error"]
+                call["code"] = meta.get("code")
+            else:
+                call["required_role"] = meta.get("required_role")
+        elif kind in (EventType.CONFIRM_REQUIRED, EventType.CONFIRM_RESOLVED):
+            self.confirmations.append(dict(meta))
+
+    @property
+    def answer(self) -> str:
+        return "".join(self.text)

@@ -1,0 +1,41 @@
+"""The local stack's demo users and their tokens (HS256 with the local-only secret)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Final
+
+from sstools_agent.domain.identity import JwtIssuer
+from sstools_agent.settings import Settings
+
+DEMO_USERS: Final = {
+    "analyst": "anna.analyst",
+    "engineer": "egor.engineer",
+    "admin": "alla.admin",
+}
+TOKEN_TTL_S: Final = 12 * 3600
+
+
+def demo_token(role: str, settings: Settings | None = None) -> str:
+    """A user JWT for the demo user of `role`, valid for 12 hours."""
+    settings = settings or Settings()
+    issuer = JwtIssuer(
+        algorithm="HS256",
+        signing_key=settings.jwt_hs256_secret.get_secret_value(),
+        issuer=settings.jwt_issuer,
+        audience=settings.jwt_audience,
+    )
+    return issuer.issue(DEMO_USERS[role], TOKEN_TTL_S, {"roles": [role]}).token
+
+
+def main(argv: list[str]) -> int:
+    role = argv[1] if len(argv) > 1 else "engineer"
+    if role not in DEMO_USERS:
+        print(f"unknown role {role!r}; choose one of: {', '.join(DEMO_USERS)}", file=sys.stderr)  # noqa: T201
+        return 2
+    print(demo_token(role))  # noqa: T201
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

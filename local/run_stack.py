@@ -1,0 +1,117 @@
+"""`make run`: the whole stack on this machine, on the embedded defaults.
+
+moto (DynamoDB, S3) with the template's resources, the sample ss-tools upstream, and the chat
+function under uvicorn at http://127.0.0.1:8000, routed like API Gateway. Ctrl-C stops everything.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from typing import Final
+
+import uvicorn
+
+BASE_PORT: Final = int(os.environ.get("LOCAL_PORT", "8000"))
+UPSTREAM_PORT: Final = BASE_PORT + 100
+MOTO_PORT: Final = BASE_PORT + 101
+SAMPLE_CONTEXT: Final = {
+    "contextVersion": 1,
+    "objectType": "dashboard",
+    "objectId": "10",
+    "objectName": "Отчёт по энергопотреблению",
+    "envId": "ss-dev",
+    "route": "/dashboards/10",
+}
+
+
+def configure_environment() -> None:
+    """Settings for every part, set before anything reads them."""
+    defaults = {
+        "STAGE": "local",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_REGION": "eu-central-1",
+        "AWS_DEFAULT_REGION": "eu-central-1",
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{MOTO_PORT}",
+        "MOTO_PORT": str(MOTO_PORT),
+        "UPSTREAM_BASE_URL": f"http://127.0.0.1:{UPSTREAM_PORT}",
+        "OFFLINE_TOKEN_DELAY_S": "0.02",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+    for name, value in defaults.items():
+        os.environ.setdefault(name, value)
+
+
+def banner() -> str:
+    body = json.dumps(
+        {"message": "какой статус у этого дашборда?", "ui_context": SAMPLE_CONTEXT},
+        ensure_ascii=False,
+    )
+    return f"""
+ss-tools agent chat — local stack
+  chat stream   POST http://127.0.0.1:{BASE_PORT}/api/agent/chat   (SSE)
+  cancel        POST http://127.0.0.1:{BASE_PORT}/api/agent/chat/cancel
+  upstream      http://127.0.0.1:{UPSTREAM_PORT}   (sample ss-tools API, faults at /_control)
+  AWS (moto)    http://127.0.0.1:{MOTO_PORT}
+  model         offline (rule-based, not an LLM)
+
+Demo users: analyst (anna.analyst), engineer (egor.engineer), admin (alla.admin).
+A user's JWT for scripts:  make -s token ROLE=admin
+
+Try it (streams the answer about dashboard 10 in ss-dev):
+  curl -N http://127.0.0.1:{BASE_PORT}/api/agent/chat \\
+    -H "Authorization: Bearer $(make -s token ROLE=engineer)" \\
+    -H 'Content-Type: application/json' \\
+    -d '{body}'
+
+Ctrl-C stops everything.
+"""
+
+
+def main() -> int:
+    configure_environment()
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    # Imported after the environment is set: settings are read once, at entry.
+    from moto.server import ThreadedMotoServer  # noqa: PLC0415
+
+    from functions.chat.app import create_app  # noqa: PLC0415
+    from local.aws_resources import create_resources  # noqa: PLC0415
+    from local.sample_upstream.app import create_app as create_upstream  # noqa: PLC0415
+    from local.servers import serve  # noqa: PLC0415
+    from sstools_agent.adapters.audit import LogAuditSink  # noqa: PLC0415
+    from sstools_agent.factories import (  # noqa: PLC0415
+        chat_turns,
+        service_token,
+        service_verifier_from,
+        user_verifier,
+    )
+    from sstools_agent.settings import load_settings  # noqa: PLC0415
+
+    settings = load_settings()
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=MOTO_PORT, verbose=False)
+    moto.start()
+    try:
+        create_resources(os.environ["AWS_ENDPOINT_URL"], settings.aws_region)
+        upstream = create_upstream(user_verifier(), service_verifier_from(settings))
+        with serve(upstream, port=UPSTREAM_PORT):
+            app = create_app(
+                turns=chat_turns(),
+                verifier=user_verifier(),
+                service_token=service_token(),
+                environments=settings.environments(),
+                audit=LogAuditSink(),
+            )
+            print(banner(), flush=True)  # noqa: T201
+            uvicorn.run(app, host="127.0.0.1", port=BASE_PORT, log_level="warning")
+    finally:
+        moto.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,405 @@
+"""The chat function through a real uvicorn server and httpx streaming (not ASGITransport).
+
+Behind it: conversations and checkpoints in moto, the sample upstream over HTTP, the offline model
+streaming with a small pause between words so that time shows in the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from functions.chat.app import create_app
+from local.servers import serve
+from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.chat.turns import STOPPED_TEXT, ChatTurns
+from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.domain.conversations import MessageRole
+from sstools_agent.factories import service_token_issuer_from, user_verifier_from
+from tests.support.agent_stack import AgentStack, user_issuer
+from tests.support.events import as_http_request, load_event
+
+pytestmark = pytest.mark.anyio
+
+DASHBOARD_10 = {
+    "contextVersion": 1,
+    "objectType": "dashboard",
+    "objectId": "10",
+    "objectName": "Отчёт по энергопотреблению",
+    "envId": "ss-dev",
+    "route": "/dashboards/10",
+}
+STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
+WORD_DELAY_S = 0.02
+
+
+class MemoryAudit:
+    def __init__(self) -> None:
+        self.records: list[AuditRecord] = []
+
+    def emit(self, record: AuditRecord) -> None:
+        self.records.append(record)
+
+
+@dataclass
+class ChatServer:
+    url: str
+    stack: AgentStack
+    store: DynamoDBConversationStore
+    audit: MemoryAudit
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    def headers(self, role: str = "engineer", **extra: str) -> dict[str, str]:
+        if role not in self.tokens:
+            issuer = user_issuer(self.stack.settings)
+            self.tokens[role] = issuer.issue(f"user.{role}", 600, {"roles": [role]}).token
+        return {"Authorization": f"Bearer {self.tokens[role]}", **extra}
+
+
+@pytest.fixture
+def chat(stack: AgentStack) -> Iterator[ChatServer]:
+    settings = stack.settings
+    store = DynamoDBConversationStore(
+        settings.conversations_table,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+    turns = ChatTurns(lambda: stack.agent(OfflineChatModel(token_delay_s=WORD_DELAY_S)), store)
+    audit = MemoryAudit()
+    issuer = service_token_issuer_from(settings)
+    app = create_app(
+        turns=turns,
+        verifier=user_verifier_from(settings),
+        service_token=lambda: issuer.service_token().token,
+        environments=stack.policy.environments,
+        audit=audit,
+    )
+    with serve(app) as url:
+        yield ChatServer(url, stack, store, audit)
+
+
+@dataclass
+class Received:
+    id: str
+    data: dict[str, Any]
+    at: float
+
+    @property
+    def type(self) -> str | None:
+        return self.data["metadata"].get("type")  # type: ignore[no-any-return]
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[Received]:
+    """Parses a text/event-stream as it arrives."""
+    event_id, data = "", ""
+    async for line in response.aiter_lines():
+        if line.startswith("id: "):
+            event_id = line[4:]
+        elif line.startswith("data: "):
+            data = line[6:]
+        elif line == "" and data:
+            yield Received(event_id, json.loads(data), time.monotonic())
+            event_id, data = "", ""
+
+
+async def post_stream(
+    chat: ChatServer, body: dict[str, Any], role: str = "engineer", **headers: str
+) -> tuple[int, list[Received], dict[str, Any] | None]:
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream(
+            "POST", f"{chat.url}/api/agent/chat", json=body, headers=chat.headers(role, **headers)
+        ) as response,
+    ):
+        if response.status_code != 200:
+            return response.status_code, [], json.loads(await response.aread())
+        return 200, [e async for e in sse_events(response)], None
+
+
+def text_of(events: list[Received]) -> str:
+    return "".join(e.data["metadata"].get("token", "") for e in events)
+
+
+# --- The stream ------------------------------------------------------------------------------
+
+
+async def test_events_stream_incrementally_with_increasing_ids(chat: ChatServer):
+    status, events, _ = await post_stream(chat, STATUS)
+    assert status == 200
+    conversation = events[0].id.split(":")[0]
+    assert [e.id for e in events] == [f"{conversation}:{n}" for n in range(1, len(events) + 1)]
+    # Events arrive spread in time, not in one buffered block
+    tokens = [e for e in events if e.type == "stream_token"]
+    assert len(tokens) > 10
+    assert tokens[-1].at - tokens[0].at >= (len(tokens) - 1) * WORD_DELAY_S * 0.5
+    assert "git-статус" in text_of(events)
+    # The final event names the conversation and the messages written
+    end = events[-1].data["metadata"]
+    assert end["type"] == "stream_end"
+    assert end["conversation_id"] == conversation
+    assert end["user_message_id"]
+    assert end["assistant_message_id"]
+
+
+async def test_the_history_is_complete_after_a_turn(chat: ChatServer):
+    _, events, _ = await post_stream(chat, STATUS)
+    end = events[-1].data["metadata"]
+    messages = await chat.store.messages(end["conversation_id"])
+    user, assistant = messages
+    assert (user.role, user.content, user.message_id) == (
+        MessageRole.USER,
+        STATUS["message"],
+        end["user_message_id"],
+    )
+    assert user.ui_context == DASHBOARD_10
+    assert assistant.role is MessageRole.ASSISTANT
+    assert assistant.message_id == end["assistant_message_id"]
+    assert assistant.content == text_of(events)
+    assert assistant.status == "complete"
+    [call] = assistant.tool_calls
+    assert call["tool"] == "search_dashboards"
+    assert call["output"]["dashboards"][0]["id"] == 10
+    record = await chat.store.get(end["conversation_id"])
+    assert record is not None
+    assert record.title == "какой статус у этого дашборда?"
+    assert record.owner == "user.engineer"
+    assert record.locked_by is None
+
+
+async def test_a_confirmation_round_trip_over_http(chat: ChatServer):
+    body = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
+    _, first, _ = await post_stream(chat, body)
+    card = next(e for e in first if e.type == "confirm_required").data["metadata"]
+    conversation = first[-1].data["metadata"]["conversation_id"]
+    status, second, _ = await post_stream(
+        chat,
+        {
+            "action": "confirm",
+            "conversation_id": conversation,
+            "confirmation_id": card["interrupt_id"],
+            "ui_context": DASHBOARD_10,
+        },
+    )
+    assert status == 200
+    assert second[0].data["metadata"] == {"type": "confirm_resolved", "result": "confirmed"}
+    assert any(e.type == "tool_end" for e in second)
+    # Ids go on from where the first stream stopped
+    assert int(second[0].id.split(":")[1]) == int(first[-1].id.split(":")[1]) + 1
+
+
+# --- Refusals before the stream ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("authorization", ["", "Bearer not-a-jwt", "Basic dXNlcjpwYXNz", "expired"])
+async def test_401_for_missing_invalid_or_expired_tokens(chat: ChatServer, authorization: str):
+    if authorization == "expired":
+        token = user_issuer(chat.stack.settings).issue("old", -3600, {"roles": ["admin"]}).token
+        authorization = f"Bearer {token}"
+    async with httpx.AsyncClient() as client:
+        response = await client.post(
+            f"{chat.url}/api/agent/chat", json=STATUS, headers={"Authorization": authorization}
+        )
+    assert response.status_code == 401
+    assert response.json()["code"] == "UNAUTHORIZED"
+    assert chat.audit.records[-1].kind is AuditKind.AUTH_FAILED
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ({"message": ""}, "message must not be empty"),
+        ({"message": "hi", "files": [{"name": "a.csv"}]}, "file uploads are not supported"),
+        ({"message": "hi", "unexpected": 1}, "unexpected"),
+        ({"action": "confirm"}, "needs a conversation_id"),
+        ({"message": "x" * 8001}, "message"),
+        ({"message": "hi", "conversation_id": "../../etc"}, "conversation_id"),
+    ],
+)
+async def test_422_for_invalid_bodies(chat: ChatServer, body: dict[str, Any], needle: str):
+    async with httpx.AsyncClient() as client:
+        response = await client.post(
+            f"{chat.url}/api/agent/chat", json=body, headers=chat.headers()
+        )
+    assert response.status_code == 422
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert needle in response.json()["detail"]
+
+
+async def test_422_for_an_invalid_ui_context_with_an_audit_record_and_nothing_written(chat):
+    _, events, _ = await post_stream(chat, STATUS)
+    conversation = events[-1].data["metadata"]["conversation_id"]
+    before = await chat.store.messages(conversation)
+    body = {
+        "message": "и что?",
+        "conversation_id": conversation,
+        "ui_context": {**DASHBOARD_10, "objectType": "chart"},
+    }
+    status, _, error = await post_stream(chat, body)
+    assert status == 422
+    assert error is not None
+    assert error["code"] == "INVALID_CONTEXT"
+    assert error["problems"][0]["reason"] == "invalid_object_type"
+    record = chat.audit.records[-1]
+    assert (record.kind, record.user, record.conversation_id) == (
+        AuditKind.CONTEXT_REJECTED,
+        "user.engineer",
+        conversation,
+    )
+    assert await chat.store.messages(conversation) == before
+
+
+async def test_another_users_conversation_is_404(chat: ChatServer):
+    _, events, _ = await post_stream(chat, STATUS, role="engineer")
+    conversation = events[-1].data["metadata"]["conversation_id"]
+    status, _, error = await post_stream(
+        chat, {**STATUS, "conversation_id": conversation}, role="admin"
+    )
+    assert (status, error and error["code"]) == (404, "NOT_FOUND")
+
+
+async def test_confirming_with_nothing_pending_is_404(chat: ChatServer):
+    _, events, _ = await post_stream(chat, STATUS)
+    conversation = events[-1].data["metadata"]["conversation_id"]
+    status, _, error = await post_stream(
+        chat, {"action": "confirm", "conversation_id": conversation}
+    )
+    assert (status, error and error["code"]) == (404, "NO_PENDING_CONFIRMATION")
+
+
+# --- Two tabs, cancel, reconnect --------------------------------------------------------------
+
+
+async def test_two_tabs_on_one_conversation_get_409_never_interleaved_turns(chat: ChatServer):
+    _, events, _ = await post_stream(chat, STATUS)
+    conversation = events[-1].data["metadata"]["conversation_id"]
+    body = {**STATUS, "conversation_id": conversation}
+    results = await asyncio.gather(*(post_stream(chat, body) for _ in range(2)))
+    statuses = sorted(status for status, _, _ in results)
+    assert statuses == [200, 409]
+    busy = next(error for status, _, error in results if status == 409)
+    assert busy is not None
+    assert busy["code"] == "CONVERSATION_BUSY"
+    # Once the first tab is done, the conversation takes the next turn
+    status, _, _ = await post_stream(chat, body)
+    assert status == 200
+    assert len(await chat.store.messages(conversation)) == 6
+
+
+async def test_a_client_disconnect_stops_generation_and_releases_the_lock(chat: ChatServer):
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream(
+            "POST", f"{chat.url}/api/agent/chat", json=STATUS, headers=chat.headers()
+        ) as response,
+    ):
+        seen = []
+        async for event in sse_events(response):
+            seen.append(event)
+            if len([e for e in seen if e.type == "stream_token"]) == 3:
+                break
+    conversation = seen[0].id.split(":")[0]
+    # The lock is released promptly: the next turn is accepted, not refused as busy
+    deadline = time.monotonic() + 5
+    while True:
+        record = await chat.store.get(conversation)
+        if record is not None and record.locked_by is None:
+            break
+        assert time.monotonic() < deadline, "lock still held after the client left"
+        await asyncio.sleep(0.05)
+    messages = await chat.store.messages(conversation)
+    assert messages[-1].status == "interrupted"
+    assert len(messages[-1].content) < len("Дашборд «Отчёт по энергопотреблению» (id 10) в ss-dev")
+    status, _, _ = await post_stream(chat, {**STATUS, "conversation_id": conversation})
+    assert status == 200
+
+
+async def test_an_explicit_cancel_stops_a_run_held_by_another_tab(chat: ChatServer):
+    _, events, _ = await post_stream(chat, STATUS)
+    conversation = events[-1].data["metadata"]["conversation_id"]
+    body = {
+        "message": "найди дашборды",
+        "conversation_id": conversation,
+        "ui_context": {**DASHBOARD_10, "objectType": None, "objectId": None},
+    }
+
+    async def cancel_soon() -> httpx.Response:
+        await asyncio.sleep(0.3)
+        async with httpx.AsyncClient() as client:
+            return await client.post(
+                f"{chat.url}/api/agent/chat/cancel",
+                headers=chat.headers(),
+                json={"conversation_id": conversation},
+            )
+
+    (status, tab_a, _), cancel = await asyncio.gather(post_stream(chat, body), cancel_soon())
+    assert cancel.status_code == 202
+    assert status == 200
+    assert any(e.data["content"] == STOPPED_TEXT for e in tab_a)
+    assert tab_a[-1].type == "stream_end"
+    record = await chat.store.get(conversation)
+    assert record is not None
+    assert record.locked_by is None
+    async with httpx.AsyncClient() as client:
+        again = await client.post(
+            f"{chat.url}/api/agent/chat/cancel",
+            headers=chat.headers(),
+            json={"conversation_id": conversation},
+        )
+    assert (again.status_code, again.json()["code"]) == (409, "NOT_RUNNING")
+
+
+async def test_reconnect_replays_what_was_missed(chat: ChatServer):
+    _, events, _ = await post_stream(chat, STATUS)
+    conversation = events[0].id.split(":")[0]
+    missed_from = 4
+    status, replay, _ = await post_stream(
+        chat,
+        {"action": "resume", "conversation_id": conversation},
+        **{"Last-Event-ID": events[missed_from - 1].id},
+    )
+    assert status == 200
+    assert [(e.id, e.data) for e in replay] == [(e.id, e.data) for e in events[missed_from:]]
+
+
+async def test_reconnect_re_emits_a_pending_confirmation(chat: ChatServer):
+    body = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
+    _, first, _ = await post_stream(chat, body)
+    conversation = first[0].id.split(":")[0]
+    status, replay, _ = await post_stream(
+        chat, {"action": "resume", "conversation_id": conversation, "last_event_id": first[-1].id}
+    )
+    assert status == 200
+    assert [e.type for e in replay] == ["confirm_required"]
+    assert replay[0].data["metadata"]["decision"]["tool"] == "deploy_dashboard"
+
+
+# --- The sample events -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "tool"),
+    [("chat_function_url", "search_dashboards"), ("chat_api_gateway", "superset_explore_database")],
+)
+async def test_sample_lambda_events_stream_an_answer(chat: ChatServer, name: str, tool: str):
+    token = chat.headers("analyst")["Authorization"].removeprefix("Bearer ")
+    request = as_http_request(load_event(name, user_jwt=token))
+    headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream(
+            request.method, f"{chat.url}{request.path}", content=request.body, headers=headers
+        ) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = [e async for e in sse_events(response)]
+    assert next(e for e in events if e.type == "tool_start").data["metadata"]["tool"] == tool
+    assert events[-1].type == "stream_end"
