@@ -45,5 +45,8 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
 
 ## bench: figures for the agent runtime, measured side by side (prints; asserts nothing)
+bench: export POWERTOOLS_METRICS_DISABLED = true
+bench: export POWERTOOLS_LOG_LEVEL = WARNING
 bench: $(STAMP)
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_agent
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_chat

@@ -30,7 +30,7 @@ from sstools_agent.agent.runtime import STREAM_MODES, ChatAgent, Durability
 from sstools_agent.domain.chat_events import ConfirmationResult
 from sstools_agent.settings import Settings
 from tests.support.agent_stack import AgentStack, collect, sample_upstream
-from tests.support.aws import aws_stack
+from tests.support.aws import aws_subprocess_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD_10 = {
@@ -209,7 +209,7 @@ def cold_import_s(with_bytecode: bool) -> float:
 async def main() -> None:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(name, "bench")
-    with aws_stack() as (endpoint, _):
+    with aws_subprocess_stack() as (endpoint, _):
         settings = Settings(aws_endpoint_url=endpoint)
         with sample_upstream(settings) as upstream:
             stack = AgentStack(

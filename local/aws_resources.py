@@ -15,9 +15,14 @@ import boto3
 from local.sam_template import TEMPLATE_PATH, load_template, packaged, translate
 
 _TABLE_PROPERTIES: Final = (
-    "AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecondaryIndexes",
-    "LocalSecondaryIndexes", "StreamSpecification", "ProvisionedThroughput",
-)  # fmt: skip
+    "AttributeDefinitions",
+    "KeySchema",
+    "BillingMode",
+    "GlobalSecondaryIndexes",
+    "LocalSecondaryIndexes",
+    "StreamSpecification",
+    "ProvisionedThroughput",
+)
 
 
 @dataclass

@@ -6,22 +6,30 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 
 
 @contextmanager
 def serve(
-    app: Any, *, port: int = 0, http: Any = "h11", startup_timeout_s: float = 10.0
+    app: Any,
+    *,
+    port: int = 0,
+    http: Any = "h11",
+    lifespan: Literal["on", "off"] = "off",
+    startup_timeout_s: float = 10.0,
 ) -> Iterator[str]:
-    """Runs `app` under uvicorn on 127.0.0.1 (`port` 0: a free one) and yields its base URL."""
+    """Runs `app` under uvicorn on 127.0.0.1 (`port` 0: a free one) and yields its base URL.
+
+    `lifespan="on"` for apps with startup work (the chat app sizes its thread pool there).
+    """
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
         port=port,
         http=http,
-        lifespan="off",
+        lifespan=lifespan,
         log_level="warning",
         timeout_graceful_shutdown=1,
     )

@@ -7,6 +7,9 @@ tests under uvicorn, which is exactly what the adapter proxies to.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
 import json
 import time
 import uuid
@@ -37,6 +40,7 @@ from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
 from sstools_agent.domain.ui_context import UIContext, UIContextRejection, parse_ui_context
 
+BLOCKING_THREADS = 32
 logger = Logger(service="sstools-agent-chat")
 metrics = Metrics(namespace="SsToolsAgent", service="chat")
 
@@ -231,10 +235,22 @@ async def invalid_body(request: Request, exc: Exception) -> JSONResponse:
     return error(422, ErrorCode.VALIDATION_ERROR, problems or str(exc))
 
 
+@contextlib.asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """More threads for blocking AWS calls than asyncio's default (cores + 4): the checkpointer
+    and the store run boto3 in threads, and under uvicorn many conversations share a process."""
+    asyncio.get_running_loop().set_default_executor(
+        concurrent.futures.ThreadPoolExecutor(max_workers=BLOCKING_THREADS)
+    )
+    yield
+
+
 def create_app(**collaborators: Any) -> FastAPI:
     """The chat ASGI app over ChatEndpoints' collaborators (factories build them)."""
     endpoints = ChatEndpoints(**collaborators)
-    app = FastAPI(title="ss-tools agent chat", version="1.0", docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="ss-tools agent chat", version="1.0", docs_url=None, redoc_url=None, lifespan=lifespan
+    )
     app.add_exception_handler(RequestValidationError, invalid_body)
     app.post("/api/agent/chat", response_model=None)(endpoints.chat)
     app.post("/api/agent/chat/cancel", response_model=None)(endpoints.cancel)

@@ -72,7 +72,8 @@ def chat(stack: AgentStack) -> Iterator[ChatServer]:
         region=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,
     )
-    turns = ChatTurns(lambda: stack.agent(OfflineChatModel(token_delay_s=WORD_DELAY_S)), store)
+    agent = stack.agent(OfflineChatModel(token_delay_s=WORD_DELAY_S))  # one per process
+    turns = ChatTurns(lambda: agent, store)
     audit = MemoryAudit()
     issuer = service_token_issuer_from(settings)
     app = create_app(
@@ -82,7 +83,7 @@ def chat(stack: AgentStack) -> Iterator[ChatServer]:
         environments=stack.policy.environments,
         audit=audit,
     )
-    with serve(app) as url:
+    with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
 
 

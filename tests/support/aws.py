@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -42,4 +45,38 @@ def moto_server() -> Iterator[str]:
 def aws_stack() -> Iterator[tuple[str, LocalResources]]:
     """A moto server holding the template's tables and buckets."""
     with moto_server() as endpoint:
+        yield endpoint, create_resources(endpoint)
+
+
+@contextmanager
+def moto_subprocess() -> Iterator[str]:
+    """moto in its own process (benchmarks: it must not share the GIL with what is measured)."""
+    port = free_port()
+    process = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "MOTO_PORT": str(port)},
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("moto did not start") from None
+                time.sleep(0.1)
+        yield endpoint
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@contextmanager
+def aws_subprocess_stack() -> Iterator[tuple[str, LocalResources]]:
+    """moto in its own process, holding the template's tables and buckets."""
+    with moto_subprocess() as endpoint:
         yield endpoint, create_resources(endpoint)

@@ -84,8 +84,14 @@ def _bounded_json(value: Any) -> str:
     if len(text) <= MAX_STORED_JSON_CHARS:
         return text
     summary = summarise_tool_output(value, MAX_STORED_JSON_CHARS - 200)
-    return json.dumps({"stored_summary": True, "raw_chars": summary.raw_chars,
-                       "value": json.loads(summary.content)}, ensure_ascii=False)  # fmt: skip
+    return json.dumps(
+        {
+            "stored_summary": True,
+            "raw_chars": summary.raw_chars,
+            "value": json.loads(summary.content),
+        },
+        ensure_ascii=False,
+    )
 
 
 def _conversation(item: dict[str, Any]) -> Conversation:
@@ -122,9 +128,10 @@ class DynamoDBConversationStore:
 
     async def get(self, conversation_id: str) -> Conversation | None:
         response = await self._run(
-            self._table.get_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+            self._table.get_item,
+            Key={"PK": _pk(conversation_id), "SK": "META"},
             ConsistentRead=True,
-        )  # fmt: skip
+        )
         item = response.get("Item")
         return _conversation(item) if item else None
 
@@ -137,45 +144,56 @@ class DynamoDBConversationStore:
         try:
             if new:
                 item = {
-                    "PK": _pk(conversation.conversation_id), "SK": "META",
-                    "conversation_id": conversation.conversation_id, "owner": conversation.owner,
-                    "title": conversation.title, "created_at": conversation.created_at,
-                    "updated_at": conversation.updated_at, "is_archived": False, "last_seq": 0,
-                    "locked_by": run_id, "locked_until": until,
-                    "GSI1PK": f"OWNER#{conversation.owner}", "GSI1SK": conversation.updated_at,
-                }  # fmt: skip
+                    "PK": _pk(conversation.conversation_id),
+                    "SK": "META",
+                    "conversation_id": conversation.conversation_id,
+                    "owner": conversation.owner,
+                    "title": conversation.title,
+                    "created_at": conversation.created_at,
+                    "updated_at": conversation.updated_at,
+                    "is_archived": False,
+                    "last_seq": 0,
+                    "locked_by": run_id,
+                    "locked_until": until,
+                    "GSI1PK": f"OWNER#{conversation.owner}",
+                    "GSI1SK": conversation.updated_at,
+                }
                 if conversation.ui_context is not None:
                     item["ui_context"] = json.dumps(conversation.ui_context, ensure_ascii=False)
-                await self._run(self._table.put_item, Item=item,
-                                ConditionExpression="attribute_not_exists(PK)")  # fmt: skip
+                await self._run(
+                    self._table.put_item, Item=item, ConditionExpression="attribute_not_exists(PK)"
+                )
+                return _conversation(item)
             else:
                 names = {"#owner": "owner"}
                 values: dict[str, Any] = {
-                    ":run": run_id, ":until": until, ":now": now_ms,
-                    ":owner": conversation.owner, ":false": False,
-                }  # fmt: skip
+                    ":run": run_id,
+                    ":until": until,
+                    ":now": now_ms,
+                    ":owner": conversation.owner,
+                    ":false": False,
+                }
                 update = "SET locked_by = :run, locked_until = :until REMOVE cancel_run"
                 if conversation.ui_context is not None:
                     update = update.replace(" REMOVE", ", ui_context = :ctx REMOVE")
                     values[":ctx"] = json.dumps(conversation.ui_context, ensure_ascii=False)
-                await self._run(
+                response = await self._run(
                     self._table.update_item,
                     Key={"PK": _pk(conversation.conversation_id), "SK": "META"},
                     UpdateExpression=update,
+                    ReturnValues="ALL_NEW",
                     ConditionExpression="attribute_exists(PK) AND #owner = :owner AND "
                     "is_archived = :false AND (attribute_not_exists(locked_by) OR "
                     "locked_until < :now)",
                     ExpressionAttributeNames=names,
                     ExpressionAttributeValues=values,
                 )
+                return _conversation(response["Attributes"])
         except ClientError as error:
             if not _is_condition_failure(error):
                 raise
             await self._explain_refusal(conversation.conversation_id, conversation.owner)
-        stored = await self.get(conversation.conversation_id)
-        if stored is None:  # pragma: no cover - the write above just succeeded
-            raise ConversationNotFound(conversation.conversation_id)
-        return stored
+            raise  # _explain_refusal always raises
 
     async def _explain_refusal(self, conversation_id: str, owner: str) -> None:
         current = await self.get(conversation_id)
@@ -190,11 +208,12 @@ class DynamoDBConversationStore:
         until = int((time.time() + lease_s) * 1000)
         try:
             await self._run(
-                self._table.update_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+                self._table.update_item,
+                Key={"PK": _pk(conversation_id), "SK": "META"},
                 UpdateExpression="SET locked_until = :until",
                 ConditionExpression="locked_by = :run",
                 ExpressionAttributeValues={":until": until, ":run": run_id},
-            )  # fmt: skip
+            )
         except ClientError as error:
             if not _is_condition_failure(error):
                 raise
@@ -206,15 +225,22 @@ class DynamoDBConversationStore:
         if not events:
             return False
         first, last = events[0][0], events[-1][0]
-        await self._run(self._table.put_item, Item={
-            "PK": _pk(conversation_id), "SK": f"EVT#{first:012d}", "last_seq": last,
-            "events": _bounded_json([[seq, wire] for seq, wire in events]),
-        })  # fmt: skip
+        await self._run(
+            self._table.put_item,
+            Item={
+                "PK": _pk(conversation_id),
+                "SK": f"EVT#{first:012d}",
+                "last_seq": last,
+                "events": _bounded_json([[seq, wire] for seq, wire in events]),
+            },
+        )
         response = await self._run(
-            self._table.update_item, Key={"PK": _pk(conversation_id), "SK": "META"},
-            UpdateExpression="SET last_seq = :last", ExpressionAttributeValues={":last": last},
+            self._table.update_item,
+            Key={"PK": _pk(conversation_id), "SK": "META"},
+            UpdateExpression="SET last_seq = :last",
+            ExpressionAttributeValues={":last": last},
             ReturnValues="ALL_NEW",
-        )  # fmt: skip
+        )
         return bool(response.get("Attributes", {}).get("cancel_run") == run_id)
 
     async def add_messages(self, conversation_id: str, messages: Sequence[StoredMessage]) -> None:
@@ -223,10 +249,13 @@ class DynamoDBConversationStore:
         def write() -> None:
             with self._table.batch_writer() as batch:
                 for index, message in enumerate(messages):
-                    batch.put_item(Item={
-                        "PK": _pk(conversation_id), "SK": f"MSG#{message.seq:012d}#{index:03d}",
-                        "message": _bounded_json(asdict(message)),
-                    })  # fmt: skip
+                    batch.put_item(
+                        Item={
+                            "PK": _pk(conversation_id),
+                            "SK": f"MSG#{message.seq:012d}#{index:03d}",
+                            "message": _bounded_json(asdict(message)),
+                        }
+                    )
 
         await anyio.to_thread.run_sync(write)
 
@@ -236,12 +265,13 @@ class DynamoDBConversationStore:
         """Records the turn's end and releases this run's lock."""
         try:
             await self._run(
-                self._table.update_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+                self._table.update_item,
+                Key={"PK": _pk(conversation_id), "SK": "META"},
                 UpdateExpression="SET last_seq = :last, updated_at = :at, GSI1SK = :at "
                 "REMOVE locked_by, locked_until, cancel_run",
                 ConditionExpression="locked_by = :run",
                 ExpressionAttributeValues={":last": last_seq, ":at": updated_at, ":run": run_id},
-            )  # fmt: skip
+            )
         except ClientError as error:
             if not _is_condition_failure(error):
                 raise
@@ -254,10 +284,13 @@ class DynamoDBConversationStore:
         response = await self._run(
             self._table.query,
             KeyConditionExpression="PK = :pk AND SK BETWEEN :from AND :to",
-            ExpressionAttributeValues={":pk": _pk(conversation_id),
-                                       ":from": f"EVT#{start:012d}", ":to": "EVT#~"},
+            ExpressionAttributeValues={
+                ":pk": _pk(conversation_id),
+                ":from": f"EVT#{start:012d}",
+                ":to": "EVT#~",
+            },
             ConsistentRead=True,
-        )  # fmt: skip
+        )
         found: list[tuple[int, dict[str, Any]]] = []
         for item in response.get("Items", []):
             found += [(int(s), wire) for s, wire in json.loads(item["events"]) if int(s) > seq]
@@ -270,7 +303,7 @@ class DynamoDBConversationStore:
             KeyConditionExpression="PK = :pk AND begins_with(SK, :msg)",
             ExpressionAttributeValues={":pk": _pk(conversation_id), ":msg": "MSG#"},
             ConsistentRead=True,
-        )  # fmt: skip
+        )
         out = []
         for item in response.get("Items", []):
             data = json.loads(item["message"])
@@ -282,13 +315,14 @@ class DynamoDBConversationStore:
         """Asks the run holding the conversation to stop; False when no run holds it."""
         try:
             await self._run(
-                self._table.update_item, Key={"PK": _pk(conversation_id), "SK": "META"},
+                self._table.update_item,
+                Key={"PK": _pk(conversation_id), "SK": "META"},
                 UpdateExpression="SET cancel_run = locked_by",
                 ConditionExpression="#owner = :owner AND attribute_exists(locked_by) "
                 "AND locked_until > :now",
                 ExpressionAttributeNames={"#owner": "owner"},
                 ExpressionAttributeValues={":owner": owner, ":now": int(time.time() * 1000)},
-            )  # fmt: skip
+            )
         except ClientError as error:
             if _is_condition_failure(error):
                 return False

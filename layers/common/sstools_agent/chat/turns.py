@@ -10,11 +10,12 @@ goes away mid-stream. `ChatTurns.follow` replays what a reconnecting client miss
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
@@ -71,26 +72,53 @@ class PreparedTurn:
     result: ConfirmationResult | None = None
 
 
-@dataclass
-class _Flusher:
-    store: ConversationStore
-    conversation_id: str
-    run_id: str
-    buffer: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    last_flush: float = field(default_factory=time.monotonic)
-    cancel_requested: bool = False
+class _EventWriter:
+    """Stores a turn's events in chunks from a background task, so the stream never waits on it.
 
-    def due(self) -> bool:
-        return len(self.buffer) >= FLUSH_EVERY_EVENTS or (
-            bool(self.buffer) and time.monotonic() - self.last_flush >= FLUSH_EVERY_S
-        )
+    Also renews the run's lease, and notices a cancel requested from another connection.
+    """
 
-    async def flush(self) -> None:
-        if self.buffer:
-            chunk, self.buffer = self.buffer, []
-            if await self.store.append_events(self.conversation_id, self.run_id, chunk):
-                self.cancel_requested = True
-        self.last_flush = time.monotonic()
+    def __init__(
+        self, store: ConversationStore, conversation_id: str, run_id: str, lease_s: float
+    ) -> None:
+        self.store, self.conversation_id, self.run_id = store, conversation_id, run_id
+        self.lease_s = lease_s
+        self.buffer: list[tuple[int, dict[str, Any]]] = []
+        self.cancel_requested = False
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task = asyncio.create_task(self._run())
+
+    def add(self, seq: int, event: ChatEvent) -> None:
+        self.buffer.append((seq, event.to_wire()))
+        if len(self.buffer) >= FLUSH_EVERY_EVENTS:
+            self._wake.set()
+
+    async def _flush(self) -> None:
+        chunk, self.buffer = self.buffer, []
+        if chunk and await self.store.append_events(self.conversation_id, self.run_id, chunk):
+            self.cancel_requested = True
+
+    async def _run(self) -> None:
+        renewed = time.monotonic()
+        while not self._closing:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), FLUSH_EVERY_S)
+            self._wake.clear()
+            try:
+                await self._flush()
+                if time.monotonic() - renewed > self.lease_s / 3:
+                    await self.store.renew(self.conversation_id, self.run_id, self.lease_s)
+                    renewed = time.monotonic()
+            except Exception:
+                logger.exception("storing stream events failed; the stream goes on")
+
+    async def close(self) -> None:
+        """Stops the background task and stores what is left."""
+        self._closing = True
+        self._wake.set()
+        await self._task
+        await self._flush()
 
 
 class ChatTurns:
@@ -128,8 +156,9 @@ class ChatTurns:
         run_id = uuid.uuid4().hex
         if conversation_id is None:
             at = now_iso()
-            fresh = Conversation(uuid.uuid4().hex, owner, title_from(message or ""), at, at,
-                                 ui_context=ui_context)  # fmt: skip
+            fresh = Conversation(
+                uuid.uuid4().hex, owner, title_from(message or ""), at, at, ui_context=ui_context
+            )
             held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
             return PreparedTurn(held, None, message, run_id, created=True)
         conversation = await self._owned(conversation_id, owner)
@@ -145,9 +174,14 @@ class ChatTurns:
             result = (
                 ConfirmationResult.CONFIRMED if action == "confirm" else ConfirmationResult.DENIED
             )
-        wanted = Conversation(conversation.conversation_id, owner, conversation.title,
-                              conversation.created_at, conversation.updated_at,
-                              ui_context=ui_context)  # fmt: skip
+        wanted = Conversation(
+            conversation.conversation_id,
+            owner,
+            conversation.title,
+            conversation.created_at,
+            conversation.updated_at,
+            ui_context=ui_context,
+        )
         held = await self.store.start_turn(wanted, run_id, self.lease_s, new=False)
         return PreparedTurn(held, action, message, run_id, result=result)
 
@@ -164,58 +198,60 @@ class ChatTurns:
         """The turn's events with their SSE ids; stores events, history, and releases the lock."""
         conversation_id = turn.conversation.conversation_id
         seq = turn.conversation.last_seq
-        flusher = _Flusher(self.store, conversation_id, turn.run_id)
+        writer = _EventWriter(self.store, conversation_id, turn.run_id, self.lease_s)
         recorder = TurnRecorder()
         user_message_id = None
+        history: list[asyncio.Task[None]] = []
         if turn.message is not None and turn.result is None:
             user_message_id = uuid.uuid4().hex
-            await self.store.add_messages(conversation_id, [StoredMessage(
-                user_message_id, MessageRole.USER, turn.message, now_iso(), seq + 1,
-                ui_context=turn.conversation.ui_context)])  # fmt: skip
+            user_message = StoredMessage(
+                user_message_id,
+                MessageRole.USER,
+                turn.message,
+                now_iso(),
+                seq + 1,
+                ui_context=turn.conversation.ui_context,
+            )
+            history.append(
+                asyncio.create_task(self.store.add_messages(conversation_id, [user_message]))
+            )
         assistant_message_id = uuid.uuid4().hex
         events = self._events(turn, context)
         finished = False
-        lease_renewed = time.monotonic()
+
+        def numbered(event: ChatEvent) -> tuple[str, ChatEvent]:
+            nonlocal seq
+            seq += 1
+            recorder.record(event)
+            writer.add(seq, event)
+            return event_id(conversation_id, seq), event
+
         try:
             try:
                 async for event in events:
-                    seq += 1
-                    recorder.record(event)
-                    flusher.buffer.append((seq, event.to_wire()))
-                    yield event_id(conversation_id, seq), event
-                    if flusher.due():
-                        await flusher.flush()
-                    if time.monotonic() - lease_renewed > self.lease_s / 3:
-                        await self.store.renew(conversation_id, turn.run_id, self.lease_s)
-                        lease_renewed = time.monotonic()
-                    if flusher.cancel_requested:
-                        stopped = ChatEvent.text(STOPPED_TEXT)
-                        seq += 1
-                        recorder.record(stopped)
-                        flusher.buffer.append((seq, stopped.to_wire()))
-                        yield event_id(conversation_id, seq), stopped
+                    yield numbered(event)
+                    if writer.cancel_requested:
+                        yield numbered(ChatEvent.text(STOPPED_TEXT))
                         break
             except Exception:
                 logger.exception("chat turn failed")
-                failure = ChatEvent.error(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка чата.")
-                seq += 1
-                flusher.buffer.append((seq, failure.to_wire()))
-                yield event_id(conversation_id, seq), failure
-            end = ChatEvent.stream_end(conversation_id, user_message_id, assistant_message_id)
-            seq += 1
-            flusher.buffer.append((seq, end.to_wire()))
+                yield numbered(ChatEvent.error(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка чата."))
             finished = True
-            yield event_id(conversation_id, seq), end
+            yield numbered(
+                ChatEvent.stream_end(conversation_id, user_message_id, assistant_message_id)
+            )
         finally:
             await events.aclose()
             with anyio.CancelScope(shield=True):
-                await self._close_turn(turn, flusher, recorder, assistant_message_id, seq,
-                                       complete=finished)  # fmt: skip
+                await asyncio.gather(*history)
+                await self._close_turn(
+                    turn, writer, recorder, assistant_message_id, seq, complete=finished
+                )
 
     async def _close_turn(
         self,
         turn: PreparedTurn,
-        flusher: _Flusher,
+        writer: _EventWriter,
         recorder: TurnRecorder,
         assistant_message_id: str,
         seq: int,
@@ -224,13 +260,23 @@ class ChatTurns:
     ) -> None:
         conversation_id = turn.conversation.conversation_id
         try:
-            await flusher.flush()
+            await writer.close()
             if recorder.answer or recorder.tool_calls or recorder.confirmations:
-                await self.store.add_messages(conversation_id, [StoredMessage(
-                    assistant_message_id, MessageRole.ASSISTANT, recorder.answer, now_iso(),
-                    seq, tool_calls=list(recorder.tool_calls.values()),
-                    confirmations=recorder.confirmations,
-                    status="complete" if complete else "interrupted")])  # fmt: skip
+                await self.store.add_messages(
+                    conversation_id,
+                    [
+                        StoredMessage(
+                            assistant_message_id,
+                            MessageRole.ASSISTANT,
+                            recorder.answer,
+                            now_iso(),
+                            seq,
+                            tool_calls=list(recorder.tool_calls.values()),
+                            confirmations=recorder.confirmations,
+                            status="complete" if complete else "interrupted",
+                        )
+                    ],
+                )
         finally:
             await self.store.finish_turn(conversation_id, turn.run_id, seq, now_iso())
 
