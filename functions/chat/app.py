@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
@@ -43,6 +43,7 @@ from sstools_agent.domain.ui_context import UIContext, UIContextRejection, parse
 BLOCKING_THREADS = 32
 logger = Logger(service="sstools-agent-chat")
 metrics = Metrics(namespace="SsToolsAgent", service="chat")
+tracer = Tracer(service="sstools-agent-chat")  # X-Ray on Lambda; a no-op elsewhere
 
 # Refusals before the stream: exception type -> (HTTP status, code, what the user reads).
 REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
@@ -156,15 +157,16 @@ class ChatEndpoints:
         if body.action == "resume" and resume_from and body.conversation_id:
             resume_after = parse_event_id(resume_from, body.conversation_id) or 0
         try:
-            turn = await self.turns.prepare(
-                owner=principal.subject,
-                conversation_id=body.conversation_id,
-                action=body.action,
-                message=body.message,
-                confirmation_id=body.confirmation_id,
-                ui_context=ui_context.to_payload() if ui_context else None,
-                resume_after=resume_after,
-            )
+            async with tracer.provider.in_subsegment_async("prepare_turn"):
+                turn = await self.turns.prepare(
+                    owner=principal.subject,
+                    conversation_id=body.conversation_id,
+                    action=body.action,
+                    message=body.message,
+                    confirmation_id=body.confirmation_id,
+                    ui_context=ui_context.to_payload() if ui_context else None,
+                    resume_after=resume_after,
+                )
         except tuple(REFUSALS) as refusal:
             status, code, detail = REFUSALS[type(refusal)]
             return error(status, code, detail)
@@ -198,11 +200,12 @@ class ChatEndpoints:
         else:
             events = self.turns.stream(turn, context)
         try:
-            async for event_id, event in events:
-                if first_event_s is None:
-                    first_event_s = time.perf_counter() - started
-                tool_calls += event.type is EventType.TOOL_START
-                yield sse(event_id, event)
+            async with tracer.provider.in_subsegment_async("stream_turn"):
+                async for event_id, event in events:
+                    if first_event_s is None:
+                        first_event_s = time.perf_counter() - started
+                    tool_calls += event.type is EventType.TOOL_START
+                    yield sse(event_id, event)
         finally:
             if first_event_s is not None:
                 metrics.add_metric(
