@@ -19,14 +19,10 @@ from typing import Any
 import httpx
 
 from bench.bench_agent import DASHBOARD_10, LongAnswerModel
-from functions.chat.app import create_app
 from local.servers import serve
-from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.agent.runtime import ChatAgent
-from sstools_agent.chat.turns import ChatTurns
-from sstools_agent.factories import service_token_issuer_from, user_verifier_from
 from sstools_agent.settings import Settings
-from tests.support.agent_stack import AgentStack, sample_upstream, user_issuer
+from tests.support.agent_stack import AgentStack, chat_app, sample_upstream, user_issuer
 from tests.support.aws import aws_subprocess_stack
 
 WORDS = 300
@@ -77,20 +73,8 @@ async def main() -> None:
         with sample_upstream(settings) as upstream:
             settings = settings.model_copy(update={"upstream_base_url": upstream.base_url})
             stack = AgentStack(settings, upstream)
-            store = DynamoDBConversationStore(
-                settings.conversations_table, region=settings.aws_region, endpoint_url=endpoint
-            )
             # One agent per process, as the chat function's factory keeps it.
-            shared_agent = stack.agent(LongAnswerModel(words=WORDS))
-            turns = ChatTurns(lambda: shared_agent, store)
-            issuer = service_token_issuer_from(settings)
-            app = create_app(
-                turns=turns,
-                verifier=user_verifier_from(settings),
-                service_token=lambda: issuer.service_token().token,
-                environments=stack.policy.environments,
-                audit=_NoAudit(),
-            )
+            app, _, shared_agent = chat_app(stack, LongAnswerModel(words=WORDS), _NoAudit())
             token = user_issuer(settings).issue("bench", 3600, {"roles": ["analyst"]}).token
             with serve(app, lifespan="on") as url:
                 local_first, local_rate = await in_process(stack, shared_agent)

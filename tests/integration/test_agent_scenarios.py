@@ -23,31 +23,10 @@ from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from tests.support.agent_stack import AgentStack, RecordingOfflineModel, answer, collect, of_type
+from tests.support.seed import SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 
 pytestmark = pytest.mark.anyio
 
-SEED_DASHBOARD_TOOLS = {
-    "search_dashboards",
-    "get_health_summary",
-    "deploy_dashboard",
-    "run_llm_validation",
-    "run_llm_documentation",
-    "execute_migration",
-    "create_branch",
-    "commit_changes",
-    "show_capabilities",
-}
-SEED_DATASET_TOOLS = {
-    "superset_explore_database",
-    "superset_format_sql",
-    "superset_audit_permissions",
-    "superset_execute_sql",
-    "superset_create_dataset",
-    "search_dashboards",
-    "get_task_status",
-    "list_environments",
-    "show_capabilities",
-}
 WRITE_TOOLS = {
     "deploy_dashboard",
     "commit_changes",

@@ -16,27 +16,18 @@ from typing import Any
 import httpx
 import pytest
 
-from functions.chat.app import create_app
 from local.servers import serve
 from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.chat.turns import STOPPED_TEXT, ChatTurns
+from sstools_agent.chat.turns import STOPPED_TEXT
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.conversations import MessageRole
-from sstools_agent.factories import service_token_issuer_from, user_verifier_from
-from tests.support.agent_stack import AgentStack, user_issuer
+from tests.support.agent_stack import AgentStack, chat_app, user_issuer
 from tests.support.events import as_http_request, load_event
+from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
 
-DASHBOARD_10 = {
-    "contextVersion": 1,
-    "objectType": "dashboard",
-    "objectId": "10",
-    "objectName": "Отчёт по энергопотреблению",
-    "envId": "ss-dev",
-    "route": "/dashboards/10",
-}
 STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
 WORD_DELAY_S = 0.02
 
@@ -66,23 +57,8 @@ class ChatServer:
 
 @pytest.fixture
 def chat(stack: AgentStack) -> Iterator[ChatServer]:
-    settings = stack.settings
-    store = DynamoDBConversationStore(
-        settings.conversations_table,
-        region=settings.aws_region,
-        endpoint_url=settings.aws_endpoint_url,
-    )
-    agent = stack.agent(OfflineChatModel(token_delay_s=WORD_DELAY_S))  # one per process
-    turns = ChatTurns(lambda: agent, store)
     audit = MemoryAudit()
-    issuer = service_token_issuer_from(settings)
-    app = create_app(
-        turns=turns,
-        verifier=user_verifier_from(settings),
-        service_token=lambda: issuer.service_token().token,
-        environments=stack.policy.environments,
-        audit=audit,
-    )
+    app, store, _ = chat_app(stack, OfflineChatModel(token_delay_s=WORD_DELAY_S), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
 

@@ -10,15 +10,18 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import Field
 
+from functions.chat.app import create_app as create_chat_app
 from local.fault_injection import FaultPlan, ResettingH11Protocol
 from local.sample_upstream.app import create_app
 from local.sample_upstream.seed import UpstreamState, seeded_state
 from local.servers import serve
 from sstools_agent.adapters.checkpointer import checkpointer_from
+from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwtIssuer
 from sstools_agent.domain.tool_policy import ToolPolicy
@@ -138,3 +141,26 @@ def answer(events: list[ChatEvent]) -> str:
         for e in events
         if e.type is EventType.STREAM_TOKEN or e.type is None
     )
+
+
+def chat_app(
+    stack: AgentStack, model: BaseChatModel, audit: Any
+) -> tuple[Any, DynamoDBConversationStore, ChatAgent]:
+    """The chat function's app over this stack, its store, and its one agent (the process
+    factory keeps one too)."""
+    settings = stack.settings
+    store = DynamoDBConversationStore(
+        settings.conversations_table,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+    agent = stack.agent(model)
+    issuer = service_token_issuer_from(settings)
+    app = create_chat_app(
+        turns=ChatTurns(lambda: agent, store),
+        verifier=user_verifier_from(settings),
+        service_token=lambda: issuer.service_token().token,
+        environments=stack.policy.environments,
+        audit=audit,
+    )
+    return app, store, agent

@@ -9,30 +9,8 @@ from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import ObjectType, UIContext
+from tests.support.seed import SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 
-# Story 1, acceptance 3 and 4 (seed 002), copied verbatim.
-SEED_DASHBOARD_TOOLS = {
-    "search_dashboards",
-    "get_health_summary",
-    "deploy_dashboard",
-    "run_llm_validation",
-    "run_llm_documentation",
-    "execute_migration",
-    "create_branch",
-    "commit_changes",
-    "show_capabilities",
-}
-SEED_DATASET_TOOLS = {
-    "superset_explore_database",
-    "superset_format_sql",
-    "superset_audit_permissions",
-    "superset_execute_sql",
-    "superset_create_dataset",
-    "search_dashboards",
-    "get_task_status",
-    "list_environments",
-    "show_capabilities",
-}
 # Ours (the seed names no list for migrations): see docs/policy.md.
 MIGRATION_TOOLS = {
     "list_migrations",

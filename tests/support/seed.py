@@ -1,0 +1,43 @@
+"""What the seeds state, written out once for every test that checks against them."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+# Story 1, acceptance 3 and 4 (seed 002), copied verbatim.
+SEED_DASHBOARD_TOOLS: Final = frozenset(
+    {
+        "search_dashboards",
+        "get_health_summary",
+        "deploy_dashboard",
+        "run_llm_validation",
+        "run_llm_documentation",
+        "execute_migration",
+        "create_branch",
+        "commit_changes",
+        "show_capabilities",
+    }
+)
+SEED_DATASET_TOOLS: Final = frozenset(
+    {
+        "superset_explore_database",
+        "superset_format_sql",
+        "superset_audit_permissions",
+        "superset_execute_sql",
+        "superset_create_dataset",
+        "search_dashboards",
+        "get_task_status",
+        "list_environments",
+        "show_capabilities",
+    }
+)
+
+# The page of the seed's example: /agent?objectType=dashboard&objectId=10&envId=ss-dev
+DASHBOARD_10: Final[dict[str, Any]] = {
+    "contextVersion": 1,
+    "objectType": "dashboard",
+    "objectId": "10",
+    "objectName": "Отчёт по энергопотреблению",
+    "envId": "ss-dev",
+    "route": "/dashboards/10",
+}
