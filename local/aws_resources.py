@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import boto3
+import httpx
 
 from local.sam_template import TEMPLATE_PATH, load_template, packaged, translate
 
@@ -31,6 +32,15 @@ class LocalResources:
 
     tables: dict[str, str] = field(default_factory=dict)
     buckets: dict[str, str] = field(default_factory=dict)
+    event_buses: dict[str, str] = field(default_factory=dict)
+    state_machines: dict[str, str] = field(default_factory=dict)
+
+    def local_name(self, logical_id: str) -> str:
+        """The local name of a resource, for `!Ref` in definition substitutions."""
+        for names in (self.tables, self.buckets, self.event_buses):
+            if logical_id in names:
+                return names[logical_id]
+        raise KeyError(f"no local resource {logical_id!r}")
 
 
 def local_bucket_name(logical_id: str) -> str:
@@ -68,4 +78,31 @@ def create_resources(endpoint_url: str, region: str = "eu-central-1") -> LocalRe
             name = local_bucket_name(logical_id)
             s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": region})
             created.buckets[logical_id] = name
+        elif resource["Type"] == "AWS::Events::EventBus":
+            session.client("events", endpoint_url=endpoint_url).create_event_bus(Name=logical_id)
+            created.event_buses[logical_id] = logical_id
+    _create_state_machines(session, endpoint_url, created)
     return created
+
+
+def _create_state_machines(session: Any, endpoint_url: str, created: LocalResources) -> None:
+    """State machines from their ASL files, substitutions resolved to local names; moto is told
+    to execute them (it only records executions otherwise)."""
+    httpx.post(
+        f"{endpoint_url}/moto-api/config", json={"stepfunctions": {"execute_state_machine": True}}
+    ).raise_for_status()
+    client = session.client("stepfunctions", endpoint_url=endpoint_url)
+    for logical_id, resource in load_template().get("Resources", {}).items():
+        if resource.get("Type") != "AWS::Serverless::StateMachine":
+            continue
+        properties = resource["Properties"]
+        definition = (TEMPLATE_PATH.parent / properties["DefinitionUri"]).read_text()
+        for name, value in properties.get("DefinitionSubstitutions", {}).items():
+            definition = definition.replace("${" + name + "}", created.local_name(value["Ref"]))
+        arn = client.create_state_machine(
+            name=logical_id,
+            definition=definition,
+            type=properties.get("Type", "STANDARD"),
+            roleArn="arn:aws:iam::123456789012:role/local-state-machine",
+        )["stateMachineArn"]
+        created.state_machines[logical_id] = arn

@@ -41,12 +41,17 @@ def configure_environment() -> None:
         "OFFLINE_TOKEN_DELAY_S": "0.02",
         "POWERTOOLS_METRICS_DISABLED": "true",
         "POWERTOOLS_TRACE_DISABLED": "true",
+        "AUDIT_TABLE": "AuditTable",
     }
     for name, value in defaults.items():
         os.environ.setdefault(name, value)
 
 
 def banner() -> str:
+    deploy = json.dumps(
+        {"message": "задеплой этот дашборд в staging", "ui_context": SAMPLE_CONTEXT},
+        ensure_ascii=False,
+    )
     body = json.dumps(
         {"message": "какой статус у этого дашборда?", "ui_context": SAMPLE_CONTEXT},
         ensure_ascii=False,
@@ -68,6 +73,15 @@ Try it (streams the answer about dashboard 10 in ss-dev):
     -H 'Content-Type: application/json' \\
     -d '{body}'
 
+A confirmation: ask for a deploy (the stream ends with a confirm_required card), then confirm it
+with the conversation_id and confirmation_id the card carries:
+  curl -N http://127.0.0.1:{BASE_PORT}/api/agent/chat -H "Authorization: Bearer $TOKEN" \\
+    -H 'Content-Type: application/json' -d '{deploy}'
+  curl -N http://127.0.0.1:{BASE_PORT}/api/agent/chat -H "Authorization: Bearer $TOKEN" \\
+    -H 'Content-Type: application/json' \\
+    -d '{{"action": "confirm", "conversation_id": "<id>", "confirmation_id": "<card id>"}}'
+  (TOKEN=$(make -s token ROLE=engineer); the card waits 300 s, then expires)
+
 Ctrl-C stops everything.
 """
 
@@ -80,11 +94,12 @@ def main() -> int:
     from moto.server import ThreadedMotoServer  # noqa: PLC0415
 
     from functions.chat.app import create_app  # noqa: PLC0415
+    from local.audit_pump import start_audit_pump  # noqa: PLC0415
     from local.aws_resources import create_resources  # noqa: PLC0415
     from local.sample_upstream.app import create_app as create_upstream  # noqa: PLC0415
     from local.servers import serve  # noqa: PLC0415
-    from sstools_agent.adapters.audit import LogAuditSink  # noqa: PLC0415
     from sstools_agent.factories import (  # noqa: PLC0415
+        audit_sink,
         chat_turns,
         service_token,
         service_verifier_from,
@@ -97,14 +112,17 @@ def main() -> int:
     moto.start()
     try:
         create_resources(os.environ["AWS_ENDPOINT_URL"], settings.aws_region)
+        start_audit_pump(
+            os.environ["AWS_ENDPOINT_URL"], settings.aws_region, settings.audit_bus_name
+        )
         upstream = create_upstream(user_verifier(), service_verifier_from(settings))
         with serve(upstream, port=UPSTREAM_PORT):
-            app = create_app(
+            app = create_app(  # the same collaborators as functions/chat/main.py
                 turns=chat_turns(),
                 verifier=user_verifier(),
                 service_token=service_token(),
                 environments=settings.environments(),
-                audit=LogAuditSink(),
+                audit=audit_sink(),
             )
             print(banner(), flush=True)  # noqa: T201
             uvicorn.run(app, host="127.0.0.1", port=BASE_PORT, log_level="warning")

@@ -24,6 +24,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel
 
 from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.adapters.confirmations import (
+    ConfirmationDecided,
+    ConfirmationForbidden,
+    ConfirmationNotFound,
+)
 from sstools_agent.adapters.conversation_store import (
     ConversationArchived,
     ConversationBusy,
@@ -63,6 +68,9 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
         ErrorCode.NO_PENDING_CONFIRMATION,
         "Nothing waits for confirmation in this conversation.",
     ),
+    ConfirmationNotFound: (404, ErrorCode.NOT_FOUND, "No such confirmation."),
+    ConfirmationForbidden: (403, ErrorCode.FORBIDDEN, "This confirmation is another user's."),
+    ConfirmationDecided: (409, ErrorCode.ALREADY_DECIDED, "This confirmation was answered."),
 }
 
 
@@ -170,6 +178,14 @@ class ChatEndpoints:
         except tuple(REFUSALS) as refusal:
             status, code, detail = REFUSALS[type(refusal)]
             return error(status, code, detail)
+        if (
+            ui_context is None
+            and body.action in ("confirm", "deny")
+            and turn.conversation.ui_context
+        ):
+            # The card was shown on the conversation's page: its context stands for the answer.
+            stored = parse_ui_context(turn.conversation.ui_context, self.environments)
+            ui_context = stored if isinstance(stored, UIContext) else None
         context = AgentRunContext(principal, ui_context, self.service_token(), request_id)
         logger.info(
             "turn",

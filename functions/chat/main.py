@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from app import create_app
 
-from sstools_agent.adapters.audit import LogAuditSink
-from sstools_agent.factories import chat_turns, service_token, user_verifier
+from sstools_agent.factories import audit_sink, chat_turns, service_token, user_verifier
 from sstools_agent.settings import load_settings
 
 app = create_app(
@@ -16,5 +15,5 @@ app = create_app(
     verifier=user_verifier(),
     service_token=service_token(),
     environments=load_settings().environments(),
-    audit=LogAuditSink(),
+    audit=audit_sink(),
 )

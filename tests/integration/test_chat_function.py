@@ -161,7 +161,7 @@ async def test_a_confirmation_round_trip_over_http(chat: ChatServer):
         {
             "action": "confirm",
             "conversation_id": conversation,
-            "confirmation_id": card["interrupt_id"],
+            "confirmation_id": card["confirmation_id"],
             "ui_context": DASHBOARD_10,
         },
     )
@@ -242,13 +242,14 @@ async def test_another_users_conversation_is_404(chat: ChatServer):
     assert (status, error and error["code"]) == (404, "NOT_FOUND")
 
 
-async def test_confirming_with_nothing_pending_is_404(chat: ChatServer):
+async def test_an_unknown_confirmation_id_is_404_and_a_missing_one_422(chat: ChatServer):
     _, events, _ = await post_stream(chat, STATUS)
     conversation = events[-1].data["metadata"]["conversation_id"]
-    status, _, error = await post_stream(
-        chat, {"action": "confirm", "conversation_id": conversation}
-    )
-    assert (status, error and error["code"]) == (404, "NO_PENDING_CONFIRMATION")
+    body = {"action": "confirm", "conversation_id": conversation}
+    status, _, error = await post_stream(chat, {**body, "confirmation_id": "no-such-card"})
+    assert (status, error and error["code"]) == (404, "NOT_FOUND")
+    status, _, error = await post_stream(chat, body)
+    assert (status, error and error["code"]) == (422, "VALIDATION_ERROR")
 
 
 # --- Two tabs, cancel, reconnect --------------------------------------------------------------

@@ -27,6 +27,8 @@ from sstools_agent.domain.identity import JwtIssuer
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.factories import (
+    confirmation_store_from,
+    confirmation_workflow_from,
     service_token_issuer_from,
     service_verifier_from,
     tool_policy_from,
@@ -157,7 +159,14 @@ def chat_app(
     agent = stack.agent(model)
     issuer = service_token_issuer_from(settings)
     app = create_chat_app(
-        turns=ChatTurns(lambda: agent, store),
+        turns=ChatTurns(
+            lambda: agent,
+            store,
+            confirmation_store_from(settings),
+            confirmation_workflow_from(settings),
+            audit=audit,
+            confirmation_timeout_s=settings.confirmation_timeout_s,
+        ),
         verifier=user_verifier_from(settings),
         service_token=lambda: issuer.service_token().token,
         environments=stack.policy.environments,

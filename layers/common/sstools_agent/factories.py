@@ -7,7 +7,12 @@ from functools import lru_cache
 
 from langgraph_checkpoint_aws import DynamoDBSaver
 
+from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.checkpointer import checkpointer_from
+from sstools_agent.adapters.confirmations import (
+    DynamoDBConfirmationStore,
+    StepFunctionsConfirmationWorkflow,
+)
 from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
@@ -131,10 +136,45 @@ def conversation_store() -> DynamoDBConversationStore:
     )
 
 
+def confirmation_store_from(settings: Settings) -> DynamoDBConfirmationStore:
+    """Pending confirmations, in the conversations table."""
+    return DynamoDBConfirmationStore(
+        settings.conversations_table,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
+def confirmation_workflow_from(settings: Settings) -> StepFunctionsConfirmationWorkflow:
+    """The confirmation state machine."""
+    return StepFunctionsConfirmationWorkflow(
+        settings.confirmation_state_machine_arn,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
 @lru_cache(maxsize=1)
 def chat_turns() -> ChatTurns:
     """The process's chat turn service."""
-    return ChatTurns(chat_agent, conversation_store())
+    settings = load_settings()
+    return ChatTurns(
+        chat_agent,
+        conversation_store(),
+        confirmation_store_from(settings),
+        confirmation_workflow_from(settings),
+        audit=audit_sink(),
+        confirmation_timeout_s=settings.confirmation_timeout_s,
+    )
+
+
+@lru_cache(maxsize=1)
+def audit_sink() -> EventBridgeAuditSink:
+    """The process's audit sink: the EventBridge audit bus."""
+    settings = load_settings()
+    return EventBridgeAuditSink(
+        settings.audit_bus_name, region=settings.aws_region, endpoint_url=settings.aws_endpoint_url
+    )
 
 
 class ServiceTokenCache:

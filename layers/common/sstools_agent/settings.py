@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     checkpoint_bucket: str = "checkpointbucket"
     checkpoint_ttl_days: int = Field(default=30, ge=1)
     conversations_table: str = "ConversationsTable"
+    confirmation_state_machine_arn: str = (
+        "arn:aws:states:eu-central-1:123456789012:stateMachine:ConfirmationStateMachine"
+    )
+    confirmation_timeout_s: int = Field(default=300, ge=1, le=86_400)
+    audit_bus_name: str = "AuditBus"
 
     service_token_issuer: str = "ss-tools-agent"  # noqa: S105 (a JWT `iss`, not a secret)
     service_token_audience: str = "ss-tools"  # noqa: S105 (a JWT `aud`, not a secret)

@@ -1,12 +1,19 @@
-"""Where audit records go. Today a structured log line; EventBridge joins with issue 5."""
+"""Where audit records go: the EventBridge audit bus (a rule feeds the audit function), or a log.
+
+Every producer in the chat function emits through an `AuditSink`; the state machine publishes its
+confirmation outcomes to the same bus with the same fields.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from sstools_agent.domain.audit import AuditRecord
+import boto3
+
+from sstools_agent.domain.audit import AUDIT_SOURCE, AuditRecord
 
 audit_logger = logging.getLogger("sstools_agent.audit")
 
@@ -20,3 +27,39 @@ class LogAuditSink:
 
     def emit(self, record: AuditRecord) -> None:
         audit_logger.info(json.dumps(record.to_payload(), ensure_ascii=False, default=str))
+
+
+class EventBridgeAuditSink:
+    """Puts each record on the audit bus from a background thread: the stream never waits."""
+
+    def __init__(self, bus_name: str, *, region: str, endpoint_url: str | None = None) -> None:
+        self._bus = bus_name
+        self._client = boto3.session.Session(region_name=region).client(
+            "events", endpoint_url=endpoint_url
+        )
+        self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit")
+
+    def _send(self, record: AuditRecord) -> None:
+        try:
+            response = self._client.put_events(
+                Entries=[
+                    {
+                        "EventBusName": self._bus,
+                        "Source": AUDIT_SOURCE,
+                        "DetailType": record.kind.value,
+                        "Detail": json.dumps(record.to_payload(), ensure_ascii=False, default=str),
+                    }
+                ]
+            )
+            if response.get("FailedEntryCount"):
+                raise RuntimeError(str(response.get("Entries")))
+        except Exception:
+            # An audit event must not be lost silently: it goes to the log instead.
+            audit_logger.exception("audit bus refused a record: %s", record.to_payload())
+
+    def emit(self, record: AuditRecord) -> None:
+        self._sender.submit(self._send, record)
+
+    def drain(self) -> None:
+        """Waits until every record handed over so far was sent (tests, shutdown)."""
+        self._sender.submit(lambda: None).result()

@@ -73,6 +73,10 @@ class ConversationStore(Protocol):
 
     async def request_cancel(self, conversation_id: str, owner: str) -> bool: ...
 
+    async def set_pending_confirmation(
+        self, conversation_id: str, confirmation_id: str | None
+    ) -> None: ...
+
 
 def _pk(conversation_id: str) -> str:
     return f"CONV#{conversation_id}"
@@ -106,6 +110,7 @@ def _conversation(item: dict[str, Any]) -> Conversation:
         last_seq=int(item.get("last_seq", 0)),
         locked_by=item.get("locked_by"),
         locked_until=float(item["locked_until"]) / 1000 if "locked_until" in item else None,
+        pending_confirmation_id=item.get("pending_confirmation_id"),
     )
 
 
@@ -328,3 +333,20 @@ class DynamoDBConversationStore:
                 return False
             raise
         return True
+
+    async def set_pending_confirmation(
+        self, conversation_id: str, confirmation_id: str | None
+    ) -> None:
+        """Remembers (or forgets) the confirmation this conversation waits for."""
+        key = {"PK": _pk(conversation_id), "SK": "META"}
+        if confirmation_id is None:
+            await self._run(
+                self._table.update_item, Key=key, UpdateExpression="REMOVE pending_confirmation_id"
+            )
+        else:
+            await self._run(
+                self._table.update_item,
+                Key=key,
+                UpdateExpression="SET pending_confirmation_id = :id",
+                ExpressionAttributeValues={":id": confirmation_id},
+            )

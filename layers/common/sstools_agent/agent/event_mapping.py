@@ -99,6 +99,7 @@ class EventMapper:
                 tool_call_id=value.get("tool_call_id", ""),
                 interrupt_id=pending.id,
                 decision=decision,
+                tool_input=dict(value.get("args") or {}),
             )
         ]
 

@@ -32,4 +32,6 @@ class ChatRequestBody(BaseModel):
             raise ValueError("message must not be empty")
         if self.action is not None and self.conversation_id is None:
             raise ValueError(f"action {self.action!r} needs a conversation_id")
+        if self.action in ("confirm", "deny") and not self.confirmation_id:
+            raise ValueError(f"action {self.action!r} needs the card's confirmation_id")
         return self

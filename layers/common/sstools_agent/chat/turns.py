@@ -21,14 +21,24 @@ from typing import Any, Final, Literal
 
 import anyio
 
+from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.adapters.confirmations import (
+    ConfirmationDecided,
+    ConfirmationForbidden,
+    ConfirmationNotFound,
+    ConfirmationStore,
+    ConfirmationWorkflow,
+)
 from sstools_agent.adapters.conversation_store import (
     ConversationArchived,
     ConversationNotFound,
     ConversationStore,
 )
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation
+from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, EventType
+from sstools_agent.domain.confirmations import Confirmation, ConfirmationStatus, fingerprint
 from sstools_agent.domain.conversations import (
     Conversation,
     MessageRole,
@@ -42,6 +52,7 @@ from sstools_agent.domain.errors import ErrorCode
 logger = logging.getLogger(__name__)
 
 DEFAULT_LEASE_S: Final = 120.0
+DEFAULT_CONFIRMATION_TIMEOUT_S: Final = 300
 FLUSH_EVERY_EVENTS: Final = 50
 FLUSH_EVERY_S: Final = 0.5
 FOLLOW_POLL_S: Final = 0.25
@@ -53,6 +64,22 @@ Action = Literal["confirm", "deny", "resume"] | None
 
 class NoPendingConfirmationError(Exception):
     """confirm/deny with nothing waiting, or for another confirmation (404)."""
+
+
+AUDITED: Final = {
+    EventType.TOOL_END: (AuditKind.TOOL_CALLED, "succeeded"),
+    EventType.TOOL_ERROR: (AuditKind.TOOL_CALLED, "failed"),
+    EventType.PERMISSION_DENIED: (AuditKind.TOOL_DENIED, "denied"),
+    EventType.CONFIRM_REQUIRED: (AuditKind.CONFIRMATION_REQUESTED, "pending"),
+}
+
+
+def pending_fingerprint(pending: PendingConfirmation) -> str:
+    """The fingerprint of the call the checkpoint waits on, as the card showed it."""
+    decision = pending.decision
+    return fingerprint(
+        pending.tool, pending.args, decision.get("environment"), str(decision.get("risk", ""))
+    )
 
 
 def now_iso() -> str:
@@ -128,12 +155,20 @@ class ChatTurns:
         self,
         agent_factory: Callable[[], ChatAgent],
         store: ConversationStore,
+        confirmations: ConfirmationStore,
+        workflow: ConfirmationWorkflow,
         *,
+        audit: AuditSink,
         lease_s: float = DEFAULT_LEASE_S,
+        confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
     ) -> None:
         self._agent_factory = agent_factory
+        self.audit = audit
         self.store = store
+        self.confirmations = confirmations
+        self.workflow = workflow
         self.lease_s = lease_s
+        self.confirmation_timeout_s = confirmation_timeout_s
 
     async def _owned(self, conversation_id: str, owner: str) -> Conversation:
         conversation = await self.store.get(conversation_id)
@@ -161,19 +196,14 @@ class ChatTurns:
             )
             held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
             return PreparedTurn(held, None, message, run_id, created=True)
+        confirmation = None
+        if action in ("confirm", "deny"):  # before ownership: another user's card is a 403
+            confirmation = await self._pending_for(conversation_id, confirmation_id, owner)
         conversation = await self._owned(conversation_id, owner)
         if action == "resume":
             return PreparedTurn(conversation, action, None, run_id, resume_after=resume_after)
         if conversation.is_archived:
             raise ConversationArchived(conversation_id)
-        result = None
-        if action in ("confirm", "deny"):
-            pending = await self._agent_factory().pending_confirmation(conversation_id)
-            if pending is None or (confirmation_id and confirmation_id != pending.interrupt_id):
-                raise NoPendingConfirmationError(conversation_id)
-            result = (
-                ConfirmationResult.CONFIRMED if action == "confirm" else ConfirmationResult.DENIED
-            )
         wanted = Conversation(
             conversation.conversation_id,
             owner,
@@ -183,14 +213,113 @@ class ChatTurns:
             ui_context=ui_context,
         )
         held = await self.store.start_turn(wanted, run_id, self.lease_s, new=False)
+        if confirmation is None:
+            return PreparedTurn(held, action, message, run_id)
+        try:
+            result = await self._decide(confirmation, owner, action == "confirm")
+        except BaseException:
+            await self.store.finish_turn(conversation_id, run_id, held.last_seq, now_iso())
+            raise
         return PreparedTurn(held, action, message, run_id, result=result)
 
-    def _events(self, turn: PreparedTurn, context: AgentRunContext) -> AsyncGenerator[ChatEvent]:
+    async def _pending_for(
+        self, conversation_id: str, confirmation_id: str | None, owner: str
+    ) -> Confirmation:
+        """The confirmation a confirm/deny names, checked against what the checkpoint waits for."""
+        confirmation = await self.confirmations.get(confirmation_id) if confirmation_id else None
+        if confirmation is None or confirmation.conversation_id != conversation_id:
+            raise ConfirmationNotFound(confirmation_id or "")
+        if confirmation.user != owner:
+            raise ConfirmationForbidden(confirmation.confirmation_id)
+        if confirmation.status in (
+            ConfirmationStatus.CONFIRMED,
+            ConfirmationStatus.DENIED,
+            ConfirmationStatus.CANCELLED,
+        ):
+            raise ConfirmationDecided(confirmation.confirmation_id)
+        await self._owned(conversation_id, owner)
+        pending = await self._agent_factory().pending_confirmation(conversation_id)
+        if pending is None or pending_fingerprint(pending) != confirmation.fingerprint:
+            raise NoPendingConfirmationError(conversation_id)
+        return confirmation
+
+    async def _decide(
+        self, confirmation: Confirmation, owner: str, confirmed: bool
+    ) -> ConfirmationResult:
+        """Moves the confirmation out of pending exactly once and hands its token back."""
+        wanted = ConfirmationStatus.CONFIRMED if confirmed else ConfirmationStatus.DENIED
+        decided = await self.confirmations.decide(confirmation.confirmation_id, owner, wanted)
+        if decided.status is not wanted:  # it expired first: nothing runs
+            return ConfirmationResult.EXPIRED
+        result = ConfirmationResult.CONFIRMED if confirmed else ConfirmationResult.DENIED
+        if decided.task_token and not await self.workflow.hand_back(decided.task_token, result):
+            return ConfirmationResult.EXPIRED
+        await self.store.set_pending_confirmation(confirmation.conversation_id, None)
+        return result
+
+    async def _events(
+        self, turn: PreparedTurn, context: AgentRunContext
+    ) -> AsyncGenerator[ChatEvent]:
         agent = self._agent_factory()
         conversation_id = turn.conversation.conversation_id
         if turn.result is not None:
-            return agent.resolve(conversation_id, turn.result, context)
-        return agent.send(conversation_id, turn.message or "", context)
+            async for event in agent.resolve(conversation_id, turn.result, context):
+                yield await self._held(turn, event)
+            return
+        waiting = turn.conversation.pending_confirmation_id
+        if waiting is not None:
+            # The next access after a confirmation: an expired one resolves as rejected first; a
+            # pending one is cancelled by the new message (the agent says so).
+            confirmation = await self.confirmations.get(waiting)
+            await self.store.set_pending_confirmation(conversation_id, None)
+            if confirmation is not None and confirmation.expired(time.time()):
+                if await agent.pending_confirmation(conversation_id) is not None:
+                    async for event in agent.resolve(
+                        conversation_id, ConfirmationResult.EXPIRED, context
+                    ):
+                        yield event
+            elif confirmation is not None and confirmation.status is ConfirmationStatus.PENDING:
+                await self._cancel(confirmation, turn.conversation.owner)
+        async for event in agent.send(conversation_id, turn.message or "", context):
+            yield await self._held(turn, event)
+
+    async def _cancel(self, confirmation: Confirmation, owner: str) -> None:
+        with contextlib.suppress(ConfirmationDecided):
+            decided = await self.confirmations.decide(
+                confirmation.confirmation_id, owner, ConfirmationStatus.CANCELLED
+            )
+            if decided.task_token:
+                await self.workflow.hand_back(decided.task_token, ConfirmationResult.CANCELLED)
+
+    async def _held(self, turn: PreparedTurn, event: ChatEvent) -> ChatEvent:
+        """A confirmation card gets its pending item and its Step Functions execution."""
+        if event.type is not EventType.CONFIRM_REQUIRED:
+            return event
+        meta = event.metadata
+        decision = meta.get("decision") or {}
+        confirmation = Confirmation(
+            confirmation_id=uuid.uuid4().hex,
+            conversation_id=turn.conversation.conversation_id,
+            user=turn.conversation.owner,
+            tool_call_id=str(meta.get("tool_call_id", "")),
+            tool=str(decision.get("tool", "")),
+            fingerprint=fingerprint(
+                str(decision.get("tool", "")),
+                dict(meta.get("input") or {}),
+                decision.get("environment"),
+                str(decision.get("risk", "")),
+            ),
+            risk=str(decision.get("risk", "")),
+            status=ConfirmationStatus.PENDING,
+            expires_at=time.time() + self.confirmation_timeout_s,
+        )
+        await self.confirmations.create(confirmation)
+        await self.workflow.start(confirmation, self.confirmation_timeout_s)
+        await self.store.set_pending_confirmation(
+            confirmation.conversation_id, confirmation.confirmation_id
+        )
+        expires = datetime.fromtimestamp(confirmation.expires_at, UTC).isoformat(timespec="seconds")
+        return event.held_as(confirmation.confirmation_id, expires.replace("+00:00", "Z"))
 
     async def stream(
         self, turn: PreparedTurn, context: AgentRunContext
@@ -223,6 +352,7 @@ class ChatTurns:
             nonlocal seq
             seq += 1
             recorder.record(event)
+            self._audit(turn, event, recorder)
             writer.add(seq, event)
             return event_id(conversation_id, seq), event
 
@@ -247,6 +377,39 @@ class ChatTurns:
                 await self._close_turn(
                     turn, writer, recorder, assistant_message_id, seq, complete=finished
                 )
+
+    def _audit(self, turn: PreparedTurn, event: ChatEvent, recorder: TurnRecorder) -> None:
+        """Tool calls, denials and confirmation requests go to the audit log as they happen."""
+        meta, kind = event.metadata, event.type
+        if kind not in AUDITED:
+            return
+        call = recorder.tool_calls.get(str(meta.get("tool_call_id")), {})
+        detail = {
+            "tool": meta.get("tool") or (meta.get("decision") or {}).get("tool"),
+            "tool_call_id": meta.get("tool_call_id"),
+            "args_hash": args_hash(call.get("input") or meta.get("input") or {}),
+        }
+        if kind is EventType.TOOL_ERROR:
+            detail["code"] = meta.get("code")
+        elif kind is EventType.PERMISSION_DENIED:
+            detail["required_role"] = meta.get("required_role")
+        elif kind is EventType.CONFIRM_REQUIRED:
+            decision = meta.get("decision") or {}
+            detail |= {
+                "confirmation_id": meta.get("confirmation_id"),
+                "risk": decision.get("risk"),
+                "environment": decision.get("environment"),
+            }
+        audit_kind, outcome = AUDITED[kind]
+        self.audit.emit(
+            AuditRecord(
+                audit_kind,
+                turn.conversation.owner,
+                outcome,
+                turn.conversation.conversation_id,
+                detail,
+            )
+        )
 
     async def _close_turn(
         self,
@@ -304,5 +467,14 @@ class ChatTurns:
             await asyncio.sleep(FOLLOW_POLL_S)
         if not saw_card:
             card = await self._agent_factory().pending_card(conversation_id)
+            current = await self.store.get(conversation_id)
+            waiting = current.pending_confirmation_id if current else None
+            confirmation = await self.confirmations.get(waiting) if waiting else None
+            if card is not None and confirmation is not None:
+                expires = datetime.fromtimestamp(confirmation.expires_at, UTC)
+                card = card.held_as(
+                    confirmation.confirmation_id,
+                    expires.isoformat(timespec="seconds").replace("+00:00", "Z"),
+                )
             if card is not None:
                 yield event_id(conversation_id, seq), card

@@ -109,6 +109,7 @@ class ChatEvent:
         tool_call_id: str,
         interrupt_id: str,
         decision: dict[str, Any],
+        tool_input: dict[str, Any] | None = None,
         confirmation_id: str | None = None,
         expires_at: str | None = None,
     ) -> ChatEvent:
@@ -123,7 +124,15 @@ class ChatEvent:
                 "confirmation_id": confirmation_id,
                 "expires_at": expires_at,
                 "decision": decision,
+                "input": tool_input or {},
             }
+        )
+
+    def held_as(self, confirmation_id: str, expires_at: str) -> ChatEvent:
+        """This card with the id and expiry of the confirmation that holds it."""
+        return ChatEvent(
+            self.content,
+            {**self.metadata, "confirmation_id": confirmation_id, "expires_at": expires_at},
         )
 
     @classmethod

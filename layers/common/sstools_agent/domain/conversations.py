@@ -32,6 +32,7 @@ class Conversation:
     last_seq: int = 0
     locked_by: str | None = None
     locked_until: float | None = None
+    pending_confirmation_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
