@@ -5,6 +5,7 @@ A broken copy of the template must fail the same check, or the check proves noth
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,12 +26,40 @@ def test_the_layer_translates_to_a_python312_layer_version():
     assert layers[0]["Properties"]["CompatibleRuntimes"] == ["python3.12"]
 
 
-def test_the_layer_is_built_from_the_package_folder():
+def test_the_layer_build_ships_the_package_with_compiled_bytecode(tmp_path):
+    # Given the layer as SAM builds it (BuildMethod makefile runs build-CommonLayer in ContentUri)
     layer = load_template()["Resources"]["CommonLayer"]
-    assert layer["Metadata"]["BuildMethod"] == "python3.12"
+    assert layer["Metadata"]["BuildMethod"] == "makefile"
     content = TEMPLATE_PATH.parent / layer["Properties"]["ContentUri"]
     assert (content / "requirements.txt").is_file()
-    assert (content / "sstools_agent" / "__init__.py").is_file()
+    # When the build runs (dependencies skipped: they need the network and Lambda's platform)
+    python = subprocess.run(
+        [TEMPLATE_PATH.parent / "scripts" / "find-python"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    subprocess.run(
+        [
+            "make",
+            "-C",
+            str(content),
+            "build-CommonLayer",
+            f"ARTIFACTS_DIR={tmp_path}",
+            "SKIP_DEPENDENCIES=1",
+            f"PYTHON={python}",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    # Then every module of the package is there with its bytecode, for the build's Python
+    package = tmp_path / "python" / "sstools_agent"
+    modules = sorted(
+        p.relative_to(content / "sstools_agent") for p in (content / "sstools_agent").rglob("*.py")
+    )
+    assert sorted(p.relative_to(package) for p in package.rglob("*.py")) == modules
+    compiled = list(package.rglob("__pycache__/*.pyc"))
+    assert len(compiled) == len(modules)
 
 
 def broken_copy(tmp_path: Path, edit) -> Path:

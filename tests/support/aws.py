@@ -52,7 +52,7 @@ def aws_stack() -> Iterator[tuple[str, LocalResources]]:
 def moto_subprocess() -> Iterator[str]:
     """moto in its own process (benchmarks: it must not share the GIL with what is measured)."""
     port = free_port()
-    process = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
+    process = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -237,7 +237,6 @@ class ChatTurns:
             ConfirmationStatus.CANCELLED,
         ):
             raise ConfirmationDecided(confirmation.confirmation_id)
-        await self._owned(conversation_id, owner)
         pending = await self._agent_factory().pending_confirmation(conversation_id)
         if pending is None or pending_fingerprint(pending) != confirmation.fingerprint:
             raise NoPendingConfirmationError(conversation_id)
@@ -249,12 +248,12 @@ class ChatTurns:
         """Moves the confirmation out of pending exactly once and hands its token back."""
         wanted = ConfirmationStatus.CONFIRMED if confirmed else ConfirmationStatus.DENIED
         decided = await self.confirmations.decide(confirmation.confirmation_id, owner, wanted)
+        await self.store.set_pending_confirmation(confirmation.conversation_id, None)
         if decided.status is not wanted:  # it expired first: nothing runs
             return ConfirmationResult.EXPIRED
         result = ConfirmationResult.CONFIRMED if confirmed else ConfirmationResult.DENIED
         if decided.task_token and not await self.workflow.hand_back(decided.task_token, result):
             return ConfirmationResult.EXPIRED
-        await self.store.set_pending_confirmation(confirmation.conversation_id, None)
         return result
 
     async def _events(
