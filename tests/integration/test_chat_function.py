@@ -316,9 +316,12 @@ async def test_an_explicit_cancel_stops_a_run_held_by_another_tab(slow_chat: Cha
         "message": "найди дашборды",
         "ui_context": {**DASHBOARD_10, "objectType": None, "objectId": None},
     }
-    async with httpx.AsyncClient(timeout=30) as client, client.stream(
-        "POST", f"{chat.url}/api/agent/chat", json=body, headers=chat.headers()
-    ) as tab_a:
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream(
+            "POST", f"{chat.url}/api/agent/chat", json=body, headers=chat.headers()
+        ) as tab_a,
+    ):
         stream = sse_events(tab_a)
         seen = [await anext(stream) for _ in range(4)]  # the answer has begun
         conversation = seen[0].id.split(":")[0]
