@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Final
 
-from sstools_agent.domain.identity import JwtIssuer
 from sstools_agent.settings import Settings
+from sstools_agent.tokens import user_token_issuer_from
 
 DEMO_USERS: Final = {
     "analyst": "anna.analyst",
@@ -18,13 +18,7 @@ TOKEN_TTL_S: Final = 12 * 3600
 
 def demo_token(role: str, settings: Settings | None = None) -> str:
     """A user JWT for the demo user of `role`, valid for 12 hours."""
-    settings = settings or Settings()
-    issuer = JwtIssuer(
-        algorithm="HS256",
-        signing_key=settings.jwt_hs256_secret.get_secret_value(),
-        issuer=settings.jwt_issuer,
-        audience=settings.jwt_audience,
-    )
+    issuer = user_token_issuer_from(settings or Settings())
     return issuer.issue(DEMO_USERS[role], TOKEN_TTL_S, {"roles": [role]}).token
 
 

@@ -98,14 +98,9 @@ def main() -> int:
     from local.aws_resources import create_resources  # noqa: PLC0415
     from local.sample_upstream.app import create_app as create_upstream  # noqa: PLC0415
     from local.servers import serve  # noqa: PLC0415
-    from sstools_agent.factories import (  # noqa: PLC0415
-        audit_sink,
-        chat_turns,
-        service_token,
-        service_verifier_from,
-        user_verifier,
-    )
+    from sstools_agent.factories import audit_sink, chat_turns, service_token, user_verifier  # noqa: PLC0415
     from sstools_agent.settings import load_settings  # noqa: PLC0415
+    from sstools_agent.tokens import service_verifier_from  # noqa: PLC0415
 
     settings = load_settings()
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=MOTO_PORT, verbose=False)

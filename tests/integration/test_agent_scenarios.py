@@ -16,6 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from local.demo_users import DEMO_USERS
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.chat_events import ConfirmationResult, EventType
@@ -407,7 +408,7 @@ async def test_interrupt_in_one_instance_resume_in_a_fresh_one(stack: AgentStack
     assert events[0].metadata["result"] == "confirmed"
     assert only(events, EventType.TOOL_END)["output"]["deployed"] == [10, 42]
     assert stack.upstream.plan.requests("POST", "/api/dashboards/deploy") == 1
-    assert stack.upstream.state.dashboards["prod"][42]["last_change"]["by"] == "d.admin"
+    assert stack.upstream.state.dashboards["prod"][42]["last_change"]["by"] == DEMO_USERS["admin"]
     assert await fresh.pending_confirmation(conversation) is None
 
 

@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import Field
 
 from functions.chat.app import create_app as create_chat_app
+from local.demo_users import DEMO_USERS
 from local.fault_injection import FaultPlan, ResettingH11Protocol
 from local.sample_upstream.app import create_app
 from local.sample_upstream.seed import UpstreamState, seeded_state
@@ -23,29 +24,22 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.chat_events import ChatEvent, EventType
-from sstools_agent.domain.identity import JwtIssuer
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.factories import (
     confirmation_store_from,
     confirmation_workflow_from,
-    service_token_issuer_from,
-    service_verifier_from,
     tool_policy_from,
     user_verifier_from,
 )
 from sstools_agent.settings import Settings
+from sstools_agent.tokens import (
+    service_token_issuer_from,
+    service_verifier_from,
+    user_token_issuer_from,
+)
 
-DEMO_USERS = {"analyst": "a.analyst", "engineer": "e.engineer", "admin": "d.admin"}
-
-
-def user_issuer(settings: Settings) -> JwtIssuer:
-    return JwtIssuer(
-        algorithm="HS256",
-        signing_key=settings.jwt_hs256_secret.get_secret_value(),
-        issuer=settings.jwt_issuer,
-        audience=settings.jwt_audience,
-    )
+user_issuer = user_token_issuer_from
 
 
 @dataclass

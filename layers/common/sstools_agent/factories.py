@@ -29,6 +29,9 @@ from sstools_agent.domain.identity import (
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.settings import Settings, load_settings
+from sstools_agent.tokens import (
+    service_token_issuer_from,
+)
 
 
 def tool_policy_from(settings: Settings) -> ToolPolicy:
@@ -78,26 +81,6 @@ def tool_policy() -> ToolPolicy:
 def user_verifier() -> UserTokenVerifier:
     """The process's user-token verifier."""
     return user_verifier_from(load_settings())
-
-
-def service_token_issuer_from(settings: Settings) -> JwtIssuer:
-    """Signs the agent's service token (HS256 with the shared secret until issue 6's JWKS)."""
-    return JwtIssuer(
-        algorithm="HS256",
-        signing_key=settings.jwt_hs256_secret.get_secret_value(),
-        issuer=settings.service_token_issuer,
-        audience=settings.service_token_audience,
-    )
-
-
-def service_verifier_from(settings: Settings) -> UserTokenVerifier:
-    """Verifies the agent's service token, as the upstream does."""
-    return UserTokenVerifier(
-        algorithm="HS256",
-        keys=StaticKey(settings.jwt_hs256_secret.get_secret_value()),
-        issuer=settings.service_token_issuer,
-        audience=settings.service_token_audience,
-    )
 
 
 @lru_cache(maxsize=1)

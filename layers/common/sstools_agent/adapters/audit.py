@@ -1,4 +1,4 @@
-"""Where audit records go: the EventBridge audit bus (a rule feeds the audit function), or a log.
+"""Where audit records go: the EventBridge audit bus (a rule feeds the audit function).
 
 Every producer in the chat function emits through an `AuditSink`; the state machine publishes its
 confirmation outcomes to the same bus with the same fields.
@@ -20,13 +20,6 @@ audit_logger = logging.getLogger("sstools_agent.audit")
 
 class AuditSink(Protocol):
     def emit(self, record: AuditRecord) -> None: ...
-
-
-class LogAuditSink:
-    """Writes each record as one JSON log line on the `sstools_agent.audit` logger."""
-
-    def emit(self, record: AuditRecord) -> None:
-        audit_logger.info(json.dumps(record.to_payload(), ensure_ascii=False, default=str))
 
 
 class EventBridgeAuditSink:

@@ -8,6 +8,7 @@ argument models (unknown arguments refused) must see exactly what the model sent
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -35,6 +36,17 @@ def _result(output: Any, budget: int, **details: Any) -> ToolResult:
     return summary.content, artifact
 
 
+def _as_tool(spec: ToolSpec, run: Callable[..., Awaitable[ToolResult]]) -> BaseTool:
+    """A LangChain tool with the catalog's name, description and strict argument model."""
+    return StructuredTool.from_function(
+        coroutine=run,
+        name=spec.name,
+        description=spec.description,
+        args_schema=spec.args_model,
+        response_format="content_and_artifact",
+    )
+
+
 def _upstream_tool(
     spec: ToolSpec, policy: ToolPolicy, upstream: ToolRunner, budget: int
 ) -> BaseTool:
@@ -48,13 +60,7 @@ def _upstream_tool(
             outcome.output, budget, attempts=outcome.attempts, elapsed_s=outcome.elapsed_s
         )
 
-    return StructuredTool.from_function(
-        coroutine=run,
-        name=spec.name,
-        description=spec.description,
-        args_schema=spec.args_model,
-        response_format="content_and_artifact",
-    )
+    return _as_tool(spec, run)
 
 
 def _capabilities_tool(spec: ToolSpec, policy: ToolPolicy, budget: int) -> BaseTool:
@@ -67,13 +73,7 @@ def _capabilities_tool(spec: ToolSpec, policy: ToolPolicy, budget: int) -> BaseT
         ]
         return _result({"role": context.role, "tools": tools}, budget)
 
-    return StructuredTool.from_function(
-        coroutine=run,
-        name=spec.name,
-        description=spec.description,
-        args_schema=spec.args_model,
-        response_format="content_and_artifact",
-    )
+    return _as_tool(spec, run)
 
 
 def build_tools(

@@ -95,7 +95,6 @@ class PreparedTurn:
     message: str | None
     run_id: str
     resume_after: int = 0
-    created: bool = False
     result: ConfirmationResult | None = None
 
 
@@ -195,7 +194,7 @@ class ChatTurns:
                 uuid.uuid4().hex, owner, title_from(message or ""), at, at, ui_context=ui_context
             )
             held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
-            return PreparedTurn(held, None, message, run_id, created=True)
+            return PreparedTurn(held, None, message, run_id)
         confirmation = None
         if action in ("confirm", "deny"):  # before ownership: another user's card is a 403
             confirmation = await self._pending_for(conversation_id, confirmation_id, owner)
@@ -466,7 +465,6 @@ class ChatTurns:
             await asyncio.sleep(FOLLOW_POLL_S)
         if not saw_card:
             card = await self._agent_factory().pending_card(conversation_id)
-            current = await self.store.get(conversation_id)
             waiting = current.pending_confirmation_id if current else None
             confirmation = await self.confirmations.get(waiting) if waiting else None
             if card is not None and confirmation is not None:
