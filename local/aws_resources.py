@@ -7,6 +7,8 @@ after its logical id, a bucket after its logical id in lower case (settings defa
 
 from __future__ import annotations
 
+import json
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -34,6 +36,9 @@ class LocalResources:
     buckets: dict[str, str] = field(default_factory=dict)
     event_buses: dict[str, str] = field(default_factory=dict)
     state_machines: dict[str, str] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    """KMS key ids; each key also has the alias `alias/<logical id>`."""
+    secrets: dict[str, str] = field(default_factory=dict)
 
     def local_name(self, logical_id: str) -> str:
         """The local name of a resource, for `!Ref` in definition substitutions."""
@@ -41,6 +46,17 @@ class LocalResources:
             if logical_id in names:
                 return names[logical_id]
         raise KeyError(f"no local resource {logical_id!r}")
+
+
+def generated_secret(properties: dict[str, Any]) -> str:
+    """A secret's value as its `GenerateSecretString` describes it: a random string, or a JSON
+    template with the random string under `GenerateStringKey`."""
+    spec = properties.get("GenerateSecretString", {})
+    value = secrets.token_urlsafe(max(int(spec.get("PasswordLength", 32)), 16))
+    if "SecretStringTemplate" not in spec:
+        return value
+    template = json.loads(spec["SecretStringTemplate"])
+    return json.dumps({**template, spec["GenerateStringKey"]: value})
 
 
 def local_bucket_name(logical_id: str) -> str:
@@ -81,6 +97,20 @@ def create_resources(endpoint_url: str, region: str = "eu-central-1") -> LocalRe
         elif resource["Type"] == "AWS::Events::EventBus":
             session.client("events", endpoint_url=endpoint_url).create_event_bus(Name=logical_id)
             created.event_buses[logical_id] = logical_id
+        elif resource["Type"] == "AWS::KMS::Key":
+            kms = session.client("kms", endpoint_url=endpoint_url)
+            key_id = kms.create_key(
+                KeySpec=properties.get("KeySpec", "SYMMETRIC_DEFAULT"),
+                KeyUsage=properties.get("KeyUsage", "ENCRYPT_DECRYPT"),
+                Description=properties.get("Description", logical_id),
+            )["KeyMetadata"]["KeyId"]
+            kms.create_alias(AliasName=f"alias/{logical_id}", TargetKeyId=key_id)
+            created.keys[logical_id] = key_id
+        elif resource["Type"] == "AWS::SecretsManager::Secret":
+            session.client("secretsmanager", endpoint_url=endpoint_url).create_secret(
+                Name=logical_id, SecretString=generated_secret(properties)
+            )
+            created.secrets[logical_id] = logical_id
     _create_state_machines(session, endpoint_url, created)
     return created
 

@@ -1,7 +1,12 @@
 """`make run`: the whole stack on this machine, on the embedded defaults.
 
-moto (DynamoDB, S3) with the template's resources, the sample ss-tools upstream, and the chat
-function under uvicorn at http://127.0.0.1:8000, routed like API Gateway. Ctrl-C stops everything.
+moto with the template's resources (tables, buckets, the state machine, the audit bus, the
+service-token key and secrets), the sample ss-tools upstream, and the chat and REST API functions
+under uvicorn behind one origin, http://127.0.0.1:8000, routed as the template's API Gateway routes
+them. Your conversations:
+  curl http://127.0.0.1:{BASE_PORT}/api/assistant/conversations -H "Authorization: Bearer $TOKEN"
+
+Ctrl-C stops everything.
 """
 
 from __future__ import annotations
@@ -41,7 +46,9 @@ def configure_environment() -> None:
         "OFFLINE_TOKEN_DELAY_S": "0.02",
         "POWERTOOLS_METRICS_DISABLED": "true",
         "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",  # a quiet console; the functions log INFO on Lambda
         "AUDIT_TABLE": "AuditTable",
+        "SERVICE_TOKEN_URL": f"http://127.0.0.1:{BASE_PORT}/api/auth/service-token",
     }
     for name, value in defaults.items():
         os.environ.setdefault(name, value)
@@ -60,6 +67,9 @@ def banner() -> str:
 ss-tools agent chat — local stack
   chat stream   POST http://127.0.0.1:{BASE_PORT}/api/agent/chat   (SSE)
   cancel        POST http://127.0.0.1:{BASE_PORT}/api/agent/chat/cancel
+  REST API      http://127.0.0.1:{BASE_PORT}/api/assistant/conversations, /api/assistant/history,
+                /api/agent/conversations/<id>/active, /api/auth/service-token,
+                /.well-known/jwks.json   (docs/rest-api.md)
   upstream      http://127.0.0.1:{UPSTREAM_PORT}   (sample ss-tools API, faults at /_control)
   AWS (moto)    http://127.0.0.1:{MOTO_PORT}
   model         offline (rule-based, not an LLM)
@@ -82,6 +92,9 @@ with the conversation_id and confirmation_id the card carries:
     -d '{{"action": "confirm", "conversation_id": "<id>", "confirmation_id": "<card id>"}}'
   (TOKEN=$(make -s token ROLE=engineer); the card waits 300 s, then expires)
 
+Your conversations:
+  curl http://127.0.0.1:{BASE_PORT}/api/assistant/conversations -H "Authorization: Bearer $TOKEN"
+
 Ctrl-C stops everything.
 """
 
@@ -93,14 +106,16 @@ def main() -> int:
     # Imported after the environment is set: settings are read once, at entry.
     from moto.server import ThreadedMotoServer  # noqa: PLC0415
 
-    from functions.chat.app import create_app  # noqa: PLC0415
+    from functions.api.app import app_from_settings as api_app  # noqa: PLC0415
+    from functions.chat.app import app_from_settings as chat_app  # noqa: PLC0415
     from local.audit_pump import start_audit_pump  # noqa: PLC0415
     from local.aws_resources import create_resources  # noqa: PLC0415
+    from local.gateway import LocalGateway  # noqa: PLC0415
     from local.sample_upstream.app import create_app as create_upstream  # noqa: PLC0415
     from local.servers import serve  # noqa: PLC0415
-    from sstools_agent.factories import audit_sink, chat_turns, service_token, user_verifier  # noqa: PLC0415
+    from sstools_agent.adapters.jwks import JwksUrlKeys  # noqa: PLC0415
+    from sstools_agent.factories import service_verifier_from, user_verifier  # noqa: PLC0415
     from sstools_agent.settings import load_settings  # noqa: PLC0415
-    from sstools_agent.tokens import service_verifier_from  # noqa: PLC0415
 
     settings = load_settings()
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=MOTO_PORT, verbose=False)
@@ -110,17 +125,15 @@ def main() -> int:
         start_audit_pump(
             os.environ["AWS_ENDPOINT_URL"], settings.aws_region, settings.audit_bus_name
         )
-        upstream = create_upstream(user_verifier(), service_verifier_from(settings))
+        # The upstream verifies service tokens with the REST API's JWKS, as ss-tools does.
+        jwks = JwksUrlKeys(f"http://127.0.0.1:{BASE_PORT}/.well-known/jwks.json")
+        upstream = create_upstream(user_verifier(), service_verifier_from(settings, jwks))
         with serve(upstream, port=UPSTREAM_PORT):
-            app = create_app(  # the same collaborators as functions/chat/main.py
-                turns=chat_turns(),
-                verifier=user_verifier(),
-                service_token=service_token(),
-                environments=settings.environments(),
-                audit=audit_sink(),
+            gateway = LocalGateway(
+                {"ChatFunction": chat_app(settings), "ApiFunction": api_app(settings)}
             )
             print(banner(), flush=True)  # noqa: T201
-            uvicorn.run(app, host="127.0.0.1", port=BASE_PORT, log_level="warning")
+            uvicorn.run(gateway, host="127.0.0.1", port=BASE_PORT, log_level="warning")
     finally:
         moto.stop()
     return 0

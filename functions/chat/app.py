@@ -13,13 +13,12 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
-from fastapi import FastAPI, Header, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI, Header
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel
 
@@ -34,7 +33,9 @@ from sstools_agent.adapters.conversation_store import (
     ConversationBusy,
     ConversationNotFound,
 )
+from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent_factories import chat_turns
 from sstools_agent.chat.request import ChatRequestBody
 from sstools_agent.chat.turns import ChatTurns, NoPendingConfirmationError, PreparedTurn
 from sstools_agent.domain.audit import AuditKind, AuditRecord
@@ -44,6 +45,9 @@ from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
 from sstools_agent.domain.ui_context import UIContext, UIContextRejection, parse_ui_context
+from sstools_agent.factories import audit_sink, service_token, user_verifier
+from sstools_agent.settings import Settings
+from sstools_agent.web import authenticate, error, install_error_handlers
 
 BLOCKING_THREADS = 32
 logger = Logger(service="sstools-agent-chat")
@@ -78,11 +82,6 @@ class CancelBody(BaseModel):
     conversation_id: str
 
 
-def error(status: int, code: ErrorCode, detail: str, **extra: Any) -> JSONResponse:
-    """Every error body is `{code, detail}` (plus specifics, e.g. context problems)."""
-    return JSONResponse({"code": code.value, "detail": detail, **extra}, status_code=status)
-
-
 def sse(event_id: str, event: ChatEvent) -> bytes:
     """One server-sent event: its id and its ChatMessage JSON on one `data:` line."""
     data = json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
@@ -97,7 +96,7 @@ class ChatEndpoints:
         *,
         turns: ChatTurns,
         verifier: UserTokenVerifier,
-        service_token: Callable[[], str],
+        service_token: ServiceTokenSource,
         environments: EnvironmentRegistry,
         audit: AuditSink,
     ) -> None:
@@ -109,21 +108,7 @@ class ChatEndpoints:
 
     def authenticate(self, authorization: str, request_id: str) -> Principal:
         """The caller's principal; AuthenticationError (and an audit record) otherwise."""
-        scheme, _, token = authorization.partition(" ")
-        try:
-            if scheme.lower() != "bearer" or not token:
-                raise AuthenticationError("missing bearer token")
-            return self.verifier.verify(token)
-        except AuthenticationError as failure:
-            self.audit.emit(
-                AuditRecord(
-                    AuditKind.AUTH_FAILED,
-                    None,
-                    "refused",
-                    detail={"reason": failure.detail, "request_id": request_id},
-                )
-            )
-            raise
+        return authenticate(self.verifier, self.audit, authorization, request_id)
 
     def ui_context(
         self, body: ChatRequestBody, principal: Principal
@@ -160,6 +145,15 @@ class ChatEndpoints:
         ui_context = self.ui_context(body, principal)
         if isinstance(ui_context, UIContextRejection):
             return JSONResponse(ui_context.to_error_body(), status_code=422)
+        try:  # before the lock is taken: a refusal here leaves nothing behind
+            service_token = await self.service_token()
+        except ServiceTokenUnavailable as failure:
+            logger.error("no service token", extra={"reason": str(failure)})
+            return error(
+                503,
+                ErrorCode.TOOL_FAILURE,
+                "Ассистент не может подключиться к ss-tools, попробуйте позже.",
+            )
         resume_from = last_event_id or body.last_event_id
         resume_after = 0
         if body.action == "resume" and resume_from and body.conversation_id:
@@ -186,7 +180,7 @@ class ChatEndpoints:
             # The card was shown on the conversation's page: its context stands for the answer.
             stored = parse_ui_context(turn.conversation.ui_context, self.environments)
             ui_context = stored if isinstance(stored, UIContext) else None
-        context = AgentRunContext(principal, ui_context, self.service_token(), request_id)
+        context = AgentRunContext(principal, ui_context, service_token, request_id)
         logger.info(
             "turn",
             extra={
@@ -245,15 +239,6 @@ class ChatEndpoints:
         )
 
 
-async def invalid_body(request: Request, exc: Exception) -> JSONResponse:
-    """A body that does not parse or validate: 422 with `{code, detail}`."""
-    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in errors
-    )
-    return error(422, ErrorCode.VALIDATION_ERROR, problems or str(exc))
-
-
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """More threads for blocking AWS calls than asyncio's default (cores + 4): the checkpointer
@@ -270,7 +255,18 @@ def create_app(**collaborators: Any) -> FastAPI:
     app = FastAPI(
         title="ss-tools agent chat", version="1.0", docs_url=None, redoc_url=None, lifespan=lifespan
     )
-    app.add_exception_handler(RequestValidationError, invalid_body)
+    install_error_handlers(app)
     app.post("/api/agent/chat", response_model=None)(endpoints.chat)
     app.post("/api/agent/chat/cancel", response_model=None)(endpoints.cancel)
     return app
+
+
+def app_from_settings(settings: Settings) -> FastAPI:
+    """The app wired as configured (Lambda's main.py and the local stack use this)."""
+    return create_app(
+        turns=chat_turns(),
+        verifier=user_verifier(),
+        service_token=service_token(),
+        environments=settings.environments(),
+        audit=audit_sink(),
+    )

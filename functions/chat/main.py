@@ -5,15 +5,8 @@ Lambda Web Adapter starts `uvicorn main:app` (run.sh); the local stack imports `
 
 from __future__ import annotations
 
-from app import create_app
+from app import app_from_settings
 
-from sstools_agent.factories import audit_sink, chat_turns, service_token, user_verifier
 from sstools_agent.settings import load_settings
 
-app = create_app(
-    turns=chat_turns(),
-    verifier=user_verifier(),
-    service_token=service_token(),
-    environments=load_settings().environments(),
-    audit=audit_sink(),
-)
+app = app_from_settings(load_settings())

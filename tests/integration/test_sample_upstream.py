@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from sstools_agent.tokens import service_token_issuer_from
+from sstools_agent.factories import service_token_issuer_from
 from tests.support.agent_stack import AgentStack, user_issuer
 
 

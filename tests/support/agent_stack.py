@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,20 +25,19 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.identity import JwksKeys
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.factories import (
     confirmation_store_from,
     confirmation_workflow_from,
+    service_token_issuer_from,
+    service_verifier_from,
     tool_policy_from,
     user_verifier_from,
 )
 from sstools_agent.settings import Settings
-from sstools_agent.tokens import (
-    service_token_issuer_from,
-    service_verifier_from,
-    user_token_issuer_from,
-)
+from sstools_agent.tokens import user_token_issuer_from
 
 user_issuer = user_token_issuer_from
 
@@ -61,8 +61,13 @@ class SampleUpstream:
 
 @contextmanager
 def sample_upstream(settings: Settings) -> Iterator[SampleUpstream]:
+    """The sample upstream, verifying service tokens with the JWKS of the KMS key in `settings`
+    (moto must hold the template's resources)."""
     plan = FaultPlan()
-    app = create_app(user_verifier_from(settings), service_verifier_from(settings), plan=plan)
+    service_keys = JwksKeys(service_token_issuer_from(settings).jwks())
+    app = create_app(
+        user_verifier_from(settings), service_verifier_from(settings, service_keys), plan=plan
+    )
     with serve(app, http=ResettingH11Protocol.bound_to(plan)) as base_url:
         yield SampleUpstream(base_url, app, plan)
 
@@ -140,10 +145,13 @@ def answer(events: list[ChatEvent]) -> str:
 
 
 def chat_app(
-    stack: AgentStack, model: BaseChatModel, audit: Any
+    stack: AgentStack,
+    model: BaseChatModel,
+    audit: Any,
+    service_token: Callable[[], Awaitable[str]] | None = None,
 ) -> tuple[Any, DynamoDBConversationStore, ChatAgent]:
     """The chat function's app over this stack, its store, and its one agent (the process
-    factory keeps one too)."""
+    factory keeps one too). Service tokens are minted directly unless `service_token` says."""
     settings = stack.settings
     store = DynamoDBConversationStore(
         settings.conversations_table,
@@ -152,6 +160,10 @@ def chat_app(
     )
     agent = stack.agent(model)
     issuer = service_token_issuer_from(settings)
+
+    async def minted() -> str:  # KMS signs over HTTP: off the event loop, as the client is
+        return (await asyncio.to_thread(issuer.service_token)).token
+
     app = create_chat_app(
         turns=ChatTurns(
             lambda: agent,
@@ -162,7 +174,7 @@ def chat_app(
             confirmation_timeout_s=settings.confirmation_timeout_s,
         ),
         verifier=user_verifier_from(settings),
-        service_token=lambda: issuer.service_token().token,
+        service_token=service_token or minted,
         environments=stack.policy.environments,
         audit=audit,
     )

@@ -1,37 +1,28 @@
-"""Cached factories: one policy, one verifier, one upstream client per process; tests swap them."""
+"""Cached factories of the adapters every function shares: one of each per process; tests swap
+them. Nothing here imports the agent (langchain): the REST API function starts without it.
+The chat function's agent and turns come from `sstools_agent.agent_factories`.
+"""
 
 from __future__ import annotations
 
-import time
 from functools import lru_cache
 
-from langgraph_checkpoint_aws import DynamoDBSaver
-
 from sstools_agent.adapters.audit import EventBridgeAuditSink
-from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.confirmations import (
     DynamoDBConfirmationStore,
     StepFunctionsConfirmationWorkflow,
 )
 from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.jwks import JwksUrlKeys
+from sstools_agent.adapters.secrets import SecretsReader
+from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
-from sstools_agent.agent.models import build_chat_model
-from sstools_agent.agent.runtime import ChatAgent
-from sstools_agent.chat.turns import ChatTurns
-from sstools_agent.domain.identity import (
-    JwtIssuer,
-    KeyResolver,
-    MintedToken,
-    StaticKey,
-    UserTokenVerifier,
-)
+from sstools_agent.domain.cursors import CursorCodec
+from sstools_agent.domain.identity import KeyResolver, StaticKey, UserTokenVerifier
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.rest.service import ConversationsApi
 from sstools_agent.settings import Settings, load_settings
-from sstools_agent.tokens import (
-    service_token_issuer_from,
-)
 
 
 def tool_policy_from(settings: Settings) -> ToolPolicy:
@@ -71,47 +62,8 @@ def upstream_client_from(settings: Settings) -> UpstreamToolClient:
     )
 
 
-@lru_cache(maxsize=1)
-def tool_policy() -> ToolPolicy:
-    """The process's tool policy."""
-    return tool_policy_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def user_verifier() -> UserTokenVerifier:
-    """The process's user-token verifier."""
-    return user_verifier_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def checkpointer() -> DynamoDBSaver:
-    """The process's checkpointer (its boto3 clients are reused across invocations)."""
-    return checkpointer_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def upstream_client() -> UpstreamToolClient:
-    """The process's upstream client (one connection pool)."""
-    return upstream_client_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def chat_agent() -> ChatAgent:
-    """The process's agent: its graph is stateless, conversations live in the checkpointer."""
-    settings = load_settings()
-    return ChatAgent(
-        build_chat_model(settings),
-        checkpointer(),
-        tool_policy(),
-        upstream_client(),
-        output_budget_chars=settings.tool_output_budget_chars,
-    )
-
-
-@lru_cache(maxsize=1)
-def conversation_store() -> DynamoDBConversationStore:
-    """The process's conversation store."""
-    settings = load_settings()
+def conversation_store_from(settings: Settings) -> DynamoDBConversationStore:
+    """Conversations in their DynamoDB table."""
     return DynamoDBConversationStore(
         settings.conversations_table,
         region=settings.aws_region,
@@ -137,46 +89,103 @@ def confirmation_workflow_from(settings: Settings) -> StepFunctionsConfirmationW
     )
 
 
-@lru_cache(maxsize=1)
-def chat_turns() -> ChatTurns:
-    """The process's chat turn service."""
-    settings = load_settings()
-    return ChatTurns(
-        chat_agent,
-        conversation_store(),
-        confirmation_store_from(settings),
-        confirmation_workflow_from(settings),
-        audit=audit_sink(),
-        confirmation_timeout_s=settings.confirmation_timeout_s,
-    )
-
-
-@lru_cache(maxsize=1)
-def audit_sink() -> EventBridgeAuditSink:
-    """The process's audit sink: the EventBridge audit bus."""
-    settings = load_settings()
+def audit_sink_from(settings: Settings) -> EventBridgeAuditSink:
+    """The EventBridge audit bus."""
     return EventBridgeAuditSink(
         settings.audit_bus_name, region=settings.aws_region, endpoint_url=settings.aws_endpoint_url
     )
 
 
-class ServiceTokenCache:
-    """The agent's service JWT, minted again shortly before it expires."""
+def secrets_reader_from(settings: Settings) -> SecretsReader:
+    """Secrets Manager and SSM through Powertools parameters, cached."""
+    return SecretsReader(
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+        max_age_s=settings.secrets_max_age_s,
+    )
 
-    def __init__(self, issuer: JwtIssuer, ttl_s: int, refresh_before_s: int = 60) -> None:
-        self._issuer = issuer
-        self._ttl_s = ttl_s
-        self._refresh_before_s = refresh_before_s
-        self._current: MintedToken | None = None
 
-    def __call__(self) -> str:
-        if self._current is None or self._current.expires_at - time.time() < self._refresh_before_s:
-            self._current = self._issuer.service_token(self._ttl_s)
-        return self._current.token
+def service_token_issuer_from(settings: Settings) -> KmsJwtIssuer:
+    """Service tokens signed by the configured KMS key (the REST API issues them)."""
+    return KmsJwtIssuer(
+        settings.service_token_kms_key_ids,
+        issuer=settings.service_token_issuer,
+        audience=settings.service_token_audience,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
+def service_verifier_from(settings: Settings, keys: KeyResolver) -> UserTokenVerifier:
+    """Verifies service tokens as the upstream does: RS256, keys from the REST API's JWKS."""
+    return UserTokenVerifier(
+        algorithm="RS256",
+        keys=keys,
+        issuer=settings.service_token_issuer,
+        audience=settings.service_token_audience,
+    )
+
+
+def conversations_api_from(settings: Settings, reader: SecretsReader) -> ConversationsApi:
+    """The REST API's conversation use cases, cursors signed with the cursor secret."""
+    secret = reader.text(settings.cursor_secret_id)
+    return ConversationsApi(
+        conversation_store_from(settings),
+        CursorCodec(secret, "conversations"),
+        CursorCodec(secret, "history"),
+    )
+
+
+def service_token_client_from(settings: Settings, reader: SecretsReader) -> ServiceTokenClient:
+    """The chat's service token: fetched from the REST API with the client credentials."""
+
+    def url() -> str:
+        if settings.service_token_url_parameter:
+            return reader.parameter(settings.service_token_url_parameter)
+        return settings.service_token_url
+
+    return ServiceTokenClient(
+        url, lambda: reader.client_credentials(settings.service_client_secret_id)
+    )
 
 
 @lru_cache(maxsize=1)
-def service_token() -> ServiceTokenCache:
-    """The process's service-token source."""
-    settings = load_settings()
-    return ServiceTokenCache(service_token_issuer_from(settings), settings.service_token_ttl_s)
+def tool_policy() -> ToolPolicy:
+    """The process's tool policy."""
+    return tool_policy_from(load_settings())
+
+
+@lru_cache(maxsize=1)
+def user_verifier() -> UserTokenVerifier:
+    """The process's user-token verifier."""
+    return user_verifier_from(load_settings())
+
+
+@lru_cache(maxsize=1)
+def upstream_client() -> UpstreamToolClient:
+    """The process's upstream client (one connection pool)."""
+    return upstream_client_from(load_settings())
+
+
+@lru_cache(maxsize=1)
+def conversation_store() -> DynamoDBConversationStore:
+    """The process's conversation store."""
+    return conversation_store_from(load_settings())
+
+
+@lru_cache(maxsize=1)
+def audit_sink() -> EventBridgeAuditSink:
+    """The process's audit sink: the EventBridge audit bus."""
+    return audit_sink_from(load_settings())
+
+
+@lru_cache(maxsize=1)
+def secrets_reader() -> SecretsReader:
+    """The process's secrets reader (its cache lives as long as the process)."""
+    return secrets_reader_from(load_settings())
+
+
+@lru_cache(maxsize=1)
+def service_token() -> ServiceTokenClient:
+    """The process's service-token source (the chat function's)."""
+    return service_token_client_from(load_settings(), secrets_reader())

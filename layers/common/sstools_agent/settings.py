@@ -76,7 +76,20 @@ class Settings(BaseSettings):
 
     service_token_issuer: str = "ss-tools-agent"  # noqa: S105 (a JWT `iss`, not a secret)
     service_token_audience: str = "ss-tools"  # noqa: S105 (a JWT `aud`, not a secret)
-    service_token_ttl_s: int = Field(default=300, ge=30, le=3600)
+    service_token_ttl_s: int = Field(default=300, ge=120, le=3600)
+    service_token_kms_key_ids: Annotated[list[str], NoDecode] = Field(
+        default=["alias/ServiceTokenKey"]
+    )
+    """KMS keys (RSA_2048, SIGN_VERIFY) of service tokens: the first signs, all are in the JWKS."""
+    service_client_secret_id: str = "ServiceClientSecret"  # noqa: S105 (a secret's name)
+    """Secrets Manager secret holding the agent's `{client_id, client_secret}`."""
+    service_token_url: str = "http://127.0.0.1:8000/api/auth/service-token"  # noqa: S105
+    service_token_url_parameter: str | None = None
+    """In AWS: the SSM parameter holding the token endpoint's URL (overrides the URL above)."""
+    cursor_secret_id: str = "CursorSigningSecret"  # noqa: S105 (a secret's name)
+    """Secrets Manager secret (plain text) that signs the REST API's page cursors."""
+    secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
+    """How long secrets and parameters are cached (Powertools parameters)."""
 
     jwt_algorithm: Literal["RS256", "HS256"] = "HS256"
     jwt_issuer: str = "ss-tools"
@@ -86,7 +99,9 @@ class Settings(BaseSettings):
     jwt_hs256_secret: SecretStr = SecretStr(LOCAL_HS256_SECRET)
 
     _split_pairs = field_validator("known_environments", mode="before")(_pairs)
-    _split_names = field_validator("confirm_read_tools", mode="before")(_names)
+    _split_names = field_validator(
+        "confirm_read_tools", "service_token_kms_key_ids", mode="before"
+    )(_names)
 
     @field_validator("known_environments")
     @classmethod

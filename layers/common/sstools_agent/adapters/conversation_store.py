@@ -5,7 +5,9 @@ One table (template.yaml `ConversationsTable`), PK `CONV#<id>`:
   write, so a second tab gets 409, never an interleaved turn) and a cancel request;
 - `MSG#<seq>#<n>`: history messages, written at each turn;
 - `EVT#<first seq>`: stream events in chunks, for replay after a reconnect.
-Owners find their conversations through the `ByOwner` index (issue 6 lists them).
+- `IDEM#<key>`: a message appended through the REST API under a client's idempotency key.
+Owners find their conversations through the `ByOwner` index (newest first by `updated_at`);
+title search compares `title_search`, the case-folded title.
 
 boto3 is synchronous; every call runs in a worker thread so the event loop keeps streaming.
 """
@@ -15,17 +17,25 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
-from typing import Any, Final, Protocol
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 import anyio
 import boto3
 from botocore.exceptions import ClientError
 
-from sstools_agent.domain.conversations import Conversation, MessageRole, StoredMessage
+from sstools_agent.domain.conversations import (
+    Conversation,
+    MessageRole,
+    StoredMessage,
+    title_search_key,
+)
 from sstools_agent.domain.tool_output_summary import summarise_tool_output
 
+T = TypeVar("T")
 EVENTS_PER_CHUNK: Final = 50
+QUERY_BATCH: Final = 100
+"""Items a listing query evaluates per call (filters apply after DynamoDB's limit)."""
 MAX_STORED_JSON_CHARS: Final = 300_000
 """Above this an event or message is stored summarised (DynamoDB items stop at 400 KB)."""
 
@@ -40,6 +50,18 @@ class ConversationNotFound(Exception):
 
 class ConversationArchived(Exception):
     """The conversation was deleted (archived); it takes no new turns."""
+
+
+class IdempotencyKeyReused(Exception):
+    """An idempotency key already used for a different message (409)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing and the storage key after its last item (None on the last page)."""
+
+    items: list[T]
+    next_position: dict[str, str] | None
 
 
 class ConversationStore(Protocol):
@@ -110,8 +132,40 @@ def _conversation(item: dict[str, Any]) -> Conversation:
         last_seq=int(item.get("last_seq", 0)),
         locked_by=item.get("locked_by"),
         locked_until=float(item["locked_until"]) / 1000 if "locked_until" in item else None,
+        locked_at=float(item["locked_at"]) / 1000 if "locked_at" in item else None,
         pending_confirmation_id=item.get("pending_confirmation_id"),
     )
+
+
+def _record_item(conversation: Conversation) -> dict[str, Any]:
+    """A new conversation's META item (unlocked)."""
+    item: dict[str, Any] = {
+        "PK": _pk(conversation.conversation_id),
+        "SK": "META",
+        "conversation_id": conversation.conversation_id,
+        "owner": conversation.owner,
+        "title": conversation.title,
+        "title_search": title_search_key(conversation.title),
+        "created_at": conversation.created_at,
+        "updated_at": conversation.updated_at,
+        "is_archived": False,
+        "last_seq": 0,
+        "GSI1PK": _owner_key(conversation.owner),
+        "GSI1SK": conversation.updated_at,
+    }
+    if conversation.ui_context is not None:
+        item["ui_context"] = json.dumps(conversation.ui_context, ensure_ascii=False)
+    return item
+
+
+def _owner_key(owner: str) -> str:
+    return f"OWNER#{owner}"
+
+
+def _stored_message(item: dict[str, Any]) -> StoredMessage:
+    data = json.loads(item["message"])
+    data["role"] = MessageRole(data["role"])
+    return StoredMessage(**data)
 
 
 def _is_condition_failure(error: ClientError) -> bool:
@@ -148,23 +202,11 @@ class DynamoDBConversationStore:
         until = now_ms + int(lease_s * 1000)
         try:
             if new:
-                item = {
-                    "PK": _pk(conversation.conversation_id),
-                    "SK": "META",
-                    "conversation_id": conversation.conversation_id,
-                    "owner": conversation.owner,
-                    "title": conversation.title,
-                    "created_at": conversation.created_at,
-                    "updated_at": conversation.updated_at,
-                    "is_archived": False,
-                    "last_seq": 0,
+                item = _record_item(conversation) | {
                     "locked_by": run_id,
                     "locked_until": until,
-                    "GSI1PK": f"OWNER#{conversation.owner}",
-                    "GSI1SK": conversation.updated_at,
+                    "locked_at": now_ms,
                 }
-                if conversation.ui_context is not None:
-                    item["ui_context"] = json.dumps(conversation.ui_context, ensure_ascii=False)
                 await self._run(
                     self._table.put_item, Item=item, ConditionExpression="attribute_not_exists(PK)"
                 )
@@ -178,7 +220,10 @@ class DynamoDBConversationStore:
                     ":owner": conversation.owner,
                     ":false": False,
                 }
-                update = "SET locked_by = :run, locked_until = :until REMOVE cancel_run"
+                update = (
+                    "SET locked_by = :run, locked_until = :until, locked_at = :now "
+                    "REMOVE cancel_run"
+                )
                 if conversation.ui_context is not None:
                     update = update.replace(" REMOVE", ", ui_context = :ctx REMOVE")
                     values[":ctx"] = json.dumps(conversation.ui_context, ensure_ascii=False)
@@ -273,7 +318,7 @@ class DynamoDBConversationStore:
                 self._table.update_item,
                 Key={"PK": _pk(conversation_id), "SK": "META"},
                 UpdateExpression="SET last_seq = :last, updated_at = :at, GSI1SK = :at "
-                "REMOVE locked_by, locked_until, cancel_run",
+                "REMOVE locked_by, locked_until, locked_at, cancel_run",
                 ConditionExpression="locked_by = :run",
                 ExpressionAttributeValues={":last": last_seq, ":at": updated_at, ":run": run_id},
             )
@@ -309,12 +354,7 @@ class DynamoDBConversationStore:
             ExpressionAttributeValues={":pk": _pk(conversation_id), ":msg": "MSG#"},
             ConsistentRead=True,
         )
-        out = []
-        for item in response.get("Items", []):
-            data = json.loads(item["message"])
-            data["role"] = MessageRole(data["role"])
-            out.append(StoredMessage(**data))
-        return out
+        return [_stored_message(item) for item in response.get("Items", [])]
 
     async def request_cancel(self, conversation_id: str, owner: str) -> bool:
         """Asks the run holding the conversation to stop; False when no run holds it."""
@@ -350,3 +390,193 @@ class DynamoDBConversationStore:
                 UpdateExpression="SET pending_confirmation_id = :id",
                 ExpressionAttributeValues={":id": confirmation_id},
             )
+
+    async def create(self, conversation: Conversation) -> Conversation:
+        """Stores a new, empty conversation (the REST API's create)."""
+        item = _record_item(conversation)
+        await self._run(
+            self._table.put_item, Item=item, ConditionExpression="attribute_not_exists(PK)"
+        )
+        return _conversation(item)
+
+    async def list_owned(
+        self,
+        owner: str,
+        *,
+        limit: int,
+        after: dict[str, str] | None,
+        search: str | None,
+        include_archived: bool,
+    ) -> Page[Conversation]:
+        """The owner's conversations, most recently updated first, `limit` at a time."""
+        filters, values = [], {":owner": _owner_key(owner)}
+        if not include_archived:
+            filters.append("is_archived = :false")
+            values[":false"] = False  # type: ignore[assignment]
+        if search:
+            filters.append("contains(title_search, :q)")
+            values[":q"] = title_search_key(search)
+        query: dict[str, Any] = {
+            "IndexName": "ByOwner",
+            "KeyConditionExpression": "GSI1PK = :owner",
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": False,
+            "Limit": max(limit + 1, QUERY_BATCH),
+        }
+        if filters:
+            query["FilterExpression"] = " AND ".join(filters)
+        found: list[dict[str, Any]] = []
+        start = after
+        while len(found) <= limit:
+            if start is not None:
+                query["ExclusiveStartKey"] = start
+            response = await self._run(self._table.query, **query)
+            found += response.get("Items", [])
+            start = response.get("LastEvaluatedKey")
+            if start is None:
+                break
+        items, more = found[:limit], len(found) > limit
+        position = None
+        if more:
+            last = items[-1]
+            position = {key: str(last[key]) for key in ("PK", "SK", "GSI1PK", "GSI1SK")}
+        return Page([_conversation(item) for item in items], position)
+
+    async def message_page(
+        self, conversation_id: str, *, limit: int, after: dict[str, str] | None
+    ) -> Page[StoredMessage]:
+        """A page of the conversation's history, oldest first."""
+        query: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :msg)",
+            "ExpressionAttributeValues": {":pk": _pk(conversation_id), ":msg": "MSG#"},
+            "ConsistentRead": True,
+            "Limit": limit + 1,
+        }
+        if after is not None:
+            if after.get("PK") != _pk(conversation_id) or not after.get("SK", "").startswith(
+                "MSG#"
+            ):
+                raise ValueError("position outside this conversation's history")
+            query["ExclusiveStartKey"] = {"PK": after["PK"], "SK": after["SK"]}
+        response = await self._run(self._table.query, **query)
+        items = response.get("Items", [])
+        page, more = items[:limit], len(items) > limit
+        position = {"PK": page[-1]["PK"], "SK": page[-1]["SK"]} if more else None
+        return Page([_stored_message(item) for item in page], position)
+
+    async def append_message(
+        self,
+        conversation_id: str,
+        owner: str,
+        message: StoredMessage,
+        *,
+        idempotency_key: str,
+        fingerprint: str,
+    ) -> tuple[StoredMessage, bool]:
+        """Appends `message` once per idempotency key, numbered after everything before it.
+
+        Returns the message and whether it was appended earlier (a retried request). Refuses,
+        writing nothing, while a run holds the conversation or after it was archived.
+        """
+        replay = await self._idempotent_replay(conversation_id, idempotency_key, fingerprint)
+        if replay is not None:
+            return replay, True
+        now_ms = int(time.time() * 1000)
+        try:
+            response = await self._run(
+                self._table.update_item,
+                Key={"PK": _pk(conversation_id), "SK": "META"},
+                UpdateExpression="SET last_seq = last_seq + :one, updated_at = :at, GSI1SK = :at",
+                ConditionExpression="attribute_exists(PK) AND #owner = :owner AND "
+                "is_archived = :false AND (attribute_not_exists(locked_by) OR "
+                "locked_until < :now)",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={
+                    ":one": 1,
+                    ":at": message.created_at,
+                    ":owner": owner,
+                    ":false": False,
+                    ":now": now_ms,
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if not _is_condition_failure(error):
+                raise
+            await self._explain_refusal(conversation_id, owner)
+            raise
+        message = replace(message, seq=int(response["Attributes"]["last_seq"]))
+        stored = _bounded_json(asdict(message))
+        client = self._table.meta.client  # a resource's client: plain values, not {"S": ...}
+        try:
+            await self._run(
+                client.transact_write_items,
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._table.name,
+                            "Item": {
+                                "PK": _pk(conversation_id),
+                                "SK": f"IDEM#{idempotency_key}",
+                                "fingerprint": fingerprint,
+                                "message": stored,
+                            },
+                            "ConditionExpression": "attribute_not_exists(PK)",
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self._table.name,
+                            "Item": {
+                                "PK": _pk(conversation_id),
+                                "SK": f"MSG#{message.seq:012d}#000",
+                                "message": stored,
+                            },
+                        }
+                    },
+                ],
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            # A concurrent retry with the same key won: answer as that request did.
+            replay = await self._idempotent_replay(conversation_id, idempotency_key, fingerprint)
+            if replay is None:
+                raise
+            return replay, True
+        return message, False
+
+    async def _idempotent_replay(
+        self, conversation_id: str, key: str, fingerprint: str
+    ) -> StoredMessage | None:
+        response = await self._run(
+            self._table.get_item,
+            Key={"PK": _pk(conversation_id), "SK": f"IDEM#{key}"},
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        if item is None:
+            return None
+        if item["fingerprint"] != fingerprint:
+            raise IdempotencyKeyReused(key)
+        return _stored_message(item)
+
+    async def archive(self, conversation_id: str, owner: str) -> Conversation:
+        """Soft delete: marks the conversation archived (nothing is removed) and asks a running
+        answer to stop."""
+        try:
+            response = await self._run(
+                self._table.update_item,
+                Key={"PK": _pk(conversation_id), "SK": "META"},
+                UpdateExpression="SET is_archived = :true",
+                ConditionExpression="attribute_exists(PK) AND #owner = :owner",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={":true": True, ":owner": owner},
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                raise ConversationNotFound(conversation_id) from None
+            raise
+        await self.request_cancel(conversation_id, owner)
+        return _conversation(response["Attributes"])

@@ -45,6 +45,7 @@ from sstools_agent.domain.conversations import (
     StoredMessage,
     TurnRecorder,
     event_id,
+    now_iso,
     title_from,
 )
 from sstools_agent.domain.errors import ErrorCode
@@ -80,10 +81,6 @@ def pending_fingerprint(pending: PendingConfirmation) -> str:
     return fingerprint(
         pending.tool, pending.args, decision.get("environment"), str(decision.get("risk", ""))
     )
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass

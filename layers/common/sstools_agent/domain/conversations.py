@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Final
 
@@ -32,7 +33,13 @@ class Conversation:
     last_seq: int = 0
     locked_by: str | None = None
     locked_until: float | None = None
+    locked_at: float | None = None
+    """When the run holding the lock took it (epoch seconds): the multi-tab gate's "since"."""
     pending_confirmation_id: str | None = None
+
+    def is_running(self, now: float) -> bool:
+        """Whether a run holds the conversation (its lease not yet lapsed)."""
+        return self.locked_by is not None and (self.locked_until or 0) > now
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +56,22 @@ class StoredMessage:
     ui_context: dict[str, Any] | None = None
     status: str = "complete"
     """`interrupted` when the client went away or the run was cancelled mid-turn."""
+
+
+def iso_time(epoch_s: float) -> str:
+    """A time as the conversation records write it: ISO 8601, UTC, milliseconds, `Z`."""
+    moment = datetime.fromtimestamp(epoch_s, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def now_iso() -> str:
+    """Now, as `iso_time` writes it."""
+    return iso_time(datetime.now(UTC).timestamp())
+
+
+def title_search_key(title: str) -> str:
+    """What title search compares: the title case-folded (so «Отчёт» finds «ОТЧЁТ»)."""
+    return title.casefold()
 
 
 def title_from(message: str) -> str:

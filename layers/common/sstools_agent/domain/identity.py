@@ -8,10 +8,12 @@ over HTTP is an adapter's job (`sstools_agent.adapters.jwks`).
 
 from __future__ import annotations
 
+import hmac
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
 import jwt
@@ -23,6 +25,7 @@ from sstools_agent.domain.roles import Role
 JwtAlgorithm = Literal["RS256", "HS256"]
 DEFAULT_LEEWAY_S: Final = 30
 SERVICE_SUBJECT: Final = "ss-tools-agent"
+SERVICE_TOKEN_CLAIMS: Final = {"token_use": "service"}
 
 
 class AuthenticationError(Exception):
@@ -149,8 +152,65 @@ class MintedToken:
     expires_at: int
 
 
+class TokenIssuer(Protocol):
+    """Mints the agent service's own token."""
+
+    def service_token(self, ttl_s: int = 300) -> MintedToken:
+        """A service token valid for `ttl_s` seconds."""
+        ...
+
+
+def token_claims(
+    subject: str,
+    ttl_s: int,
+    *,
+    issuer: str,
+    audience: str,
+    now: int,
+    claims: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The registered claims every JWT minted here carries, plus `claims`."""
+    return {
+        **(claims or {}),
+        "sub": subject,
+        "iss": issuer,
+        "aud": audience,
+        "iat": now,
+        "exp": now + ttl_s,
+        "jti": uuid.uuid4().hex,
+    }
+
+
+def compact_jws(
+    header: Mapping[str, Any], payload: Mapping[str, Any], sign: Callable[[bytes], bytes]
+) -> str:
+    """A JWS in compact serialisation, signed by `sign` (e.g. a KMS key that never leaves KMS)."""
+
+    def part(value: Mapping[str, Any]) -> str:
+        raw = json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
+        return jwt.utils.base64url_encode(raw).decode()
+
+    signing_input = f"{part(header)}.{part(payload)}"
+    signature = jwt.utils.base64url_encode(sign(signing_input.encode())).decode()
+    return f"{signing_input}.{signature}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCredentials:
+    """An agent service's client credentials (kept in Secrets Manager)."""
+
+    client_id: str
+    client_secret: str = field(repr=False)
+
+    def matches(self, client_id: str, client_secret: str) -> bool:
+        """Whether the presented pair is this one (constant time in the secret)."""
+        same_id = hmac.compare_digest(client_id.encode(), self.client_id.encode())
+        same_secret = hmac.compare_digest(client_secret.encode(), self.client_secret.encode())
+        return same_id and same_secret
+
+
 class JwtIssuer:
-    """Signs JWTs: the agent's service token, and demo users' tokens for the local stack."""
+    """Signs JWTs with a key held in memory: demo users' tokens for the local stack and tests."""
 
     def __init__(
         self,
@@ -174,19 +234,13 @@ class JwtIssuer:
     ) -> MintedToken:
         """A token for `subject`, valid for `ttl_s` seconds, with extra `claims`."""
         now = int(self._clock())
-        payload = {
-            **(claims or {}),
-            "sub": subject,
-            "iss": self._issuer,
-            "aud": self._audience,
-            "iat": now,
-            "exp": now + ttl_s,
-            "jti": uuid.uuid4().hex,
-        }
+        payload = token_claims(
+            subject, ttl_s, issuer=self._issuer, audience=self._audience, now=now, claims=claims
+        )
         headers = {"kid": self._key_id} if self._key_id else None
         token = jwt.encode(payload, self._signing_key, algorithm=self._algorithm, headers=headers)
         return MintedToken(token, now + ttl_s)
 
     def service_token(self, ttl_s: int = 300) -> MintedToken:
-        """The agent service's own token, sent as `Authorization: Bearer` to the upstream."""
-        return self.issue(SERVICE_SUBJECT, ttl_s, {"token_use": "service"})
+        """A token shaped like the agent's service token (tests of the verifiers)."""
+        return self.issue(SERVICE_SUBJECT, ttl_s, SERVICE_TOKEN_CLAIMS)

@@ -1,0 +1,171 @@
+"""Request and response bodies of the REST API (they are its OpenAPI schema too)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from sstools_agent.domain.conversations import Conversation, StoredMessage
+from sstools_agent.domain.cursors import MAX_CURSOR_CHARS
+
+CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
+IDEMPOTENCY_KEY_PATTERN: Final = r"^[A-Za-z0-9_.:-]{8,128}$"
+MAX_MESSAGE_CHARS: Final = 16_000
+MAX_TITLE_CHARS: Final = 200
+
+Title = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_CHARS)
+]
+
+
+MAX_PAGE: Final = 100
+Cursor = Annotated[
+    str | None,
+    Field(min_length=1, max_length=MAX_CURSOR_CHARS, description="`next_cursor` of the last page"),
+]
+
+
+class ConversationsQuery(BaseModel):
+    """Query of the conversation list (unknown parameters are refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    limit: int = Field(default=20, ge=1, le=MAX_PAGE)
+    cursor: Cursor = None
+    q: str | None = Field(default=None, max_length=200, description="Title contains (any case)")
+    include_archived: bool = False
+
+
+class HistoryQuery(BaseModel):
+    """Query of a conversation's history (unknown parameters are refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str = Field(pattern=CONVERSATION_ID_PATTERN)
+    limit: int = Field(default=50, ge=1, le=MAX_PAGE)
+    cursor: Cursor = None
+
+
+class ErrorBody(BaseModel):
+    """Every error: a code from the taxonomy and what went wrong."""
+
+    code: str
+    detail: str
+
+
+class CreateConversationBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: Title | None = None
+    """Defaults to «Новый разговор»."""
+    ui_context: dict[str, Any] | None = None
+    """The page the conversation starts from (validated like the chat's)."""
+
+
+class ConversationCreated(BaseModel):
+    id: str
+    title: str
+    created_at: str
+
+
+class ConversationSummary(BaseModel):
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    is_archived: bool
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> ConversationSummary:
+        return cls(
+            id=conversation.conversation_id,
+            title=conversation.title,
+            created_at=conversation.created_at,
+            updated_at=conversation.updated_at,
+            is_archived=conversation.is_archived,
+        )
+
+
+class ConversationPage(BaseModel):
+    items: list[ConversationSummary]
+    next_cursor: str | None
+    """Pass as `cursor` for the next page; null on the last page."""
+
+
+class HistoryMessage(BaseModel):
+    id: str
+    role: Literal["user", "assistant"]
+    content: str
+    created_at: str
+    seq: int
+    tool_calls: list[dict[str, Any]]
+    """Each call as the chat streamed it: tool, input, status, output or error."""
+    confirmations: list[dict[str, Any]]
+    """Cards shown (confirm_required) and their outcomes (confirm_resolved)."""
+    ui_context: dict[str, Any] | None
+    status: str
+    """`complete`, or `interrupted` when the answer was cut off."""
+
+    @classmethod
+    def of(cls, message: StoredMessage) -> HistoryMessage:
+        return cls(
+            id=message.message_id,
+            role=message.role.value,
+            content=message.content,
+            created_at=message.created_at,
+            seq=message.seq,
+            tool_calls=message.tool_calls,
+            confirmations=message.confirmations,
+            ui_context=message.ui_context,
+            status=message.status,
+        )
+
+
+class HistoryPage(BaseModel):
+    conversation_id: str
+    is_archived: bool
+    items: list[HistoryMessage]
+    next_cursor: str | None
+
+
+class AppendMessageBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant"]
+    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+    ui_context: dict[str, Any] | None = None
+
+
+class ArchivedConversation(BaseModel):
+    id: str
+    is_archived: bool
+
+
+class ConversationActivity(BaseModel):
+    """The multi-tab gate: whether an answer is running, since when, and any waiting card."""
+
+    conversation_id: str
+    active: bool
+    since: str | None
+    lease_until: str | None
+    pending_confirmation_id: str | None
+
+
+class ServiceTokenRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    client_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    client_secret: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+
+
+class ServiceTokenResponse(BaseModel):
+    access_token: str
+    token_type: Literal["Bearer"] = "Bearer"  # noqa: S105 (the OAuth token type)
+    expires_in: int
+    expires_at: int
+    """Epoch seconds."""
+
+
+class Jwks(BaseModel):
+    keys: list[dict[str, Any]] = Field(description="RS256 public keys (RFC 7517)")

@@ -1,0 +1,108 @@
+"""What the chat and REST functions share at the HTTP edge: error bodies and authentication.
+
+Every error body is `{code, detail}` (plus specifics, e.g. the problems of a rejected context).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
+
+
+def error(status: int, code: ErrorCode, detail: str, **extra: Any) -> JSONResponse:
+    """An error response: `{code, detail}`."""
+    return JSONResponse({"code": code.value, "detail": detail, **extra}, status_code=status)
+
+
+async def invalid_body(request: Request, exc: Exception) -> JSONResponse:
+    """A request that does not parse or validate: 422 with `{code, detail}`."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    problems = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors)
+    return error(422, ErrorCode.VALIDATION_ERROR, problems or str(exc))
+
+
+HTTP_STATUS_CODES: dict[int, ErrorCode] = {
+    400: ErrorCode.VALIDATION_ERROR,
+    401: ErrorCode.UNAUTHORIZED,
+    403: ErrorCode.FORBIDDEN,
+    404: ErrorCode.NOT_FOUND,
+}
+
+
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    """The framework's own refusals (a body that is not JSON, an unknown path, a method the path
+    does not serve) in the same `{code, detail}` shape; a 405 lists the path's methods."""
+    if not isinstance(exc, StarletteHTTPException):
+        raise exc
+    code = HTTP_STATUS_CODES.get(exc.status_code, ErrorCode.VALIDATION_ERROR)
+    response = error(exc.status_code, code, str(exc.detail))
+    if exc.status_code == 405:
+        methods = {
+            method
+            for route in request.app.routes
+            if isinstance(route, APIRoute) and route.path_regex.match(request.url.path)
+            for method in route.methods or ()
+        }
+        response.headers["Allow"] = ", ".join(sorted(methods))
+    return response
+
+
+def single_query_values(request: Request) -> None:
+    """Refuses a query parameter given more than once (`?q=a&q=b`): which one counts would be a
+    guess (dependency of every route of the REST API)."""
+    keys = [key for key, _ in request.query_params.multi_items()]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise RequestValidationError(
+            [
+                {"loc": ("query", key), "msg": "given more than once", "type": "repeated"}
+                for key in repeated
+            ]
+        )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Every error an app answers, in the `{code, detail}` shape."""
+    app.add_exception_handler(RequestValidationError, invalid_body)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+
+
+def _where(location: Sequence[Any]) -> str:
+    """`message` for a body field, `query.limit` for a parameter, `body` for the body itself."""
+    parts = list(location[1:] if location and location[0] == "body" else location)
+    if parts and isinstance(parts[0], int):  # a position in a body that is not JSON
+        parts = []
+    return ".".join(map(str, parts)) or "body"
+
+
+def authenticate(
+    verifier: UserTokenVerifier, audit: AuditSink, authorization: str, request_id: str
+) -> Principal:
+    """The caller's principal from `Authorization: Bearer <user JWT>`; AuthenticationError (and
+    an audit record) otherwise."""
+    scheme, _, token = authorization.partition(" ")
+    try:
+        if scheme.lower() != "bearer" or not token:
+            raise AuthenticationError("missing bearer token")
+        return verifier.verify(token)
+    except AuthenticationError as failure:
+        audit.emit(
+            AuditRecord(
+                AuditKind.AUTH_FAILED,
+                None,
+                "refused",
+                detail={"reason": failure.detail, "request_id": request_id},
+            )
+        )
+        raise
