@@ -28,6 +28,14 @@ def named(name: str) -> FastAPI:
     return app
 
 
+async def through_gateway(method: str, path: str) -> httpx.Response:
+    """A request through a gateway whose two functions answer with their names."""
+    apps = {"ChatFunction": named("ChatFunction"), "ApiFunction": named("ApiFunction")}
+    transport = httpx.ASGITransport(app=LocalGateway(apps))
+    async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+        return await client.request(method, path)
+
+
 @pytest.mark.parametrize(
     ("method", "path", "function"),
     [
