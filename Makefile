@@ -50,3 +50,4 @@ bench: export POWERTOOLS_LOG_LEVEL = WARNING
 bench: $(STAMP)
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_agent
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_chat
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_routing

@@ -27,6 +27,7 @@ from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwksKeys
 from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_routing import ToolRouter
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.factories import (
     confirmation_store_from,
@@ -97,7 +98,10 @@ class AgentStack:
         self._service = service_token_issuer_from(self.settings)
 
     def agent(
-        self, model: BaseChatModel | None = None, policy: ToolPolicy | None = None
+        self,
+        model: BaseChatModel | None = None,
+        policy: ToolPolicy | None = None,
+        router: ToolRouter | None = None,
     ) -> ChatAgent:
         """A fresh agent instance with a fresh checkpointer, as a new Lambda invocation has."""
         client = UpstreamToolClient(
@@ -110,6 +114,7 @@ class AgentStack:
             checkpointer_from(self.settings),
             policy or self.policy,
             client,
+            router=router,
         )
 
     def context(self, role: str, ui_context: dict[str, Any] | None) -> AgentRunContext:
@@ -149,6 +154,7 @@ def chat_app(
     model: BaseChatModel,
     audit: Any,
     service_token: Callable[[], Awaitable[str]] | None = None,
+    router: ToolRouter | None = None,
 ) -> tuple[Any, DynamoDBConversationStore, ChatAgent]:
     """The chat function's app over this stack, its store, and its one agent (the process
     factory keeps one too). Service tokens are minted directly unless `service_token` says."""
@@ -158,7 +164,7 @@ def chat_app(
         region=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,
     )
-    agent = stack.agent(model)
+    agent = stack.agent(model, router=router)
     issuer = service_token_issuer_from(settings)
 
     async def minted() -> str:  # KMS signs over HTTP: off the event loop, as the client is

@@ -10,12 +10,14 @@ from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.agent.models import build_chat_model
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.turns import ChatTurns
+from sstools_agent.domain.tool_routing import ToolRouter
 from sstools_agent.factories import (
     audit_sink,
     confirmation_store_from,
     confirmation_workflow_from,
     conversation_store,
     tool_policy,
+    tool_router_from,
     upstream_client,
 )
 from sstools_agent.settings import load_settings
@@ -37,7 +39,17 @@ def chat_agent() -> ChatAgent:
         tool_policy(),
         upstream_client(),
         output_budget_chars=settings.tool_output_budget_chars,
+        router=tool_router(),
     )
+
+
+@lru_cache(maxsize=1)
+def tool_router() -> ToolRouter | None:
+    """The process's tool router, its tool vectors computed at start (Lambda's init phase)."""
+    router = tool_router_from(load_settings())
+    if router is not None:
+        router.warm()
+    return router
 
 
 @lru_cache(maxsize=1)
@@ -51,4 +63,5 @@ def chat_turns() -> ChatTurns:
         confirmation_workflow_from(settings),
         audit=audit_sink(),
         confirmation_timeout_s=settings.confirmation_timeout_s,
+        prefetch_timeout_s=settings.prefetch_timeout_s,
     )

@@ -13,6 +13,7 @@ from sstools_agent.adapters.confirmations import (
     StepFunctionsConfirmationWorkflow,
 )
 from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
+from sstools_agent.adapters.embeddings import BedrockTitanEmbedder, OfflineEmbedder
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.secrets import SecretsReader
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
@@ -21,6 +22,7 @@ from sstools_agent.domain.cursors import CursorCodec
 from sstools_agent.domain.identity import KeyResolver, StaticKey, UserTokenVerifier
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_routing import Embedder, ToolRouter
 from sstools_agent.rest.service import ConversationsApi
 from sstools_agent.settings import Settings, load_settings
 
@@ -51,6 +53,22 @@ def user_verifier_from(settings: Settings) -> UserTokenVerifier:
         audience=settings.jwt_audience,
         roles_claim=settings.jwt_roles_claim,
     )
+
+
+def tool_router_from(settings: Settings) -> ToolRouter | None:
+    """The tool router as configured (None when routing is off)."""
+    if settings.tool_routing == "off":
+        return None
+    if settings.tool_routing == "keywords":
+        return ToolRouter(None)
+    embedder: Embedder
+    if settings.embeddings_provider == "bedrock":
+        embedder = BedrockTitanEmbedder(
+            region=settings.aws_region, model_id=settings.bedrock_embedding_model_id
+        )
+    else:
+        embedder = OfflineEmbedder()
+    return ToolRouter(embedder)
 
 
 def upstream_client_from(settings: Settings) -> UpstreamToolClient:

@@ -61,6 +61,13 @@ class Settings(BaseSettings):
     openai_model: str = "gpt-4o-mini"
     openai_api_key: SecretStr = SecretStr("not-needed-for-local-servers")
 
+    tool_routing: Literal["hybrid", "keywords", "off"] = "hybrid"
+    """hybrid: keywords, then embeddings below 3 matched tools; keywords; off: the policy's set."""
+    prefetch_timeout_s: float = Field(default=1.5, ge=0, le=10)
+    """How long a turn waits for the page object's summary (0: no prefetch)."""
+    embeddings_provider: Literal["offline", "bedrock"] = "offline"
+    bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+
     aws_region: str = "eu-central-1"
     aws_endpoint_url: str | None = None
     """Set for moto in the local stack; unset in AWS."""

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sstools_agent.adapters.upstream_client import UpstreamCredentials
+from sstools_agent.agent.prefetch import PrefetchedObject
 from sstools_agent.domain.identity import Principal
 from sstools_agent.domain.roles import Role
+from sstools_agent.domain.tool_routing import RoutingDecision
 from sstools_agent.domain.ui_context import UIContext
 
 
@@ -18,6 +20,10 @@ class AgentRunContext:
     ui_context: UIContext | None
     service_token: str
     request_id: str | None = None
+    routing: RoutingDecision | None = None
+    """The router's choice for this turn's message (None on a resume: the policy's set)."""
+    prefetched: PrefetchedObject | None = None
+    """The page object's summary, read while the turn started (None: not named, failed, slow)."""
 
     @property
     def role(self) -> Role | None:

@@ -66,8 +66,14 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         context = request.runtime.context
         selection = self.policy.select_tools(context.role, context.ui_context)
         tools = [t for t in request.tools if selection.offers(getattr(t, "name", ""))]
+        if context.routing is not None:  # the router only narrows what the policy allows
+            routed = set(context.routing.offered)
+            tools = [t for t in tools if getattr(t, "name", "") in routed]
         narrowed = request.override(
-            tools=tools, system_message=SystemMessage(content=system_prompt(context.ui_context))
+            tools=tools,
+            system_message=SystemMessage(
+                content=system_prompt(context.ui_context, context.prefetched)
+            ),
         )
         try:
             return await handler(narrowed)

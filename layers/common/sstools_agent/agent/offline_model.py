@@ -36,6 +36,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from sstools_agent.agent.prompts import OBJECT_SUMMARY_CLOSE, OBJECT_SUMMARY_OPEN
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
 
 # Words that name the seeded environments; an id in the page context is always understood.
@@ -164,19 +165,29 @@ def _text_of(message: BaseMessage) -> str:
     )
 
 
-def _page_context(messages: Sequence[BaseMessage]) -> dict[str, Any]:
-    """The UI context the system prompt carries, or {} («контекст недоступен»)."""
+def _system_block(messages: Sequence[BaseMessage], opening: str, closing: str) -> dict[str, Any]:
+    """The JSON object between two delimiters of the system prompt, or {}."""
     for message in messages:
         if isinstance(message, SystemMessage):
             text = _text_of(message)
-            start, end = text.find(UI_CONTEXT_OPEN), text.find(UI_CONTEXT_CLOSE)
+            start, end = text.find(opening), text.find(closing)
             if 0 <= start < end:
                 try:
-                    data = json.loads(text[start + len(UI_CONTEXT_OPEN) : end])
+                    data = json.loads(text[start + len(opening) : end])
                 except ValueError:
                     return {}
                 return data if isinstance(data, dict) else {}
     return {}
+
+
+def _page_context(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """The UI context the system prompt carries, or {} («контекст недоступен»)."""
+    return _system_block(messages, UI_CONTEXT_OPEN, UI_CONTEXT_CLOSE)
+
+
+def _object_summary(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """The prefetched object summary the system prompt carries, or {}."""
+    return _system_block(messages, OBJECT_SUMMARY_OPEN, OBJECT_SUMMARY_CLOSE)
 
 
 class _Request:
@@ -469,6 +480,9 @@ class OfflineChatModel(BaseChatModel):
         if messages and isinstance(messages[-1], ToolMessage):
             return AIMessage(content=self._answer_from_tools(messages, russian))
         request = _Request(_text_of(humans[-1]) if humans else "", _page_context(messages))
+        from_summary = self._answer_from_summary(request, messages)
+        if from_summary is not None:
+            return AIMessage(content=from_summary)
         tool = choose_tool(request.text, self.bound_tools)
         args = ARGUMENTS[tool](request) if tool in ARGUMENTS else None
         if tool is None or args is None:
@@ -477,6 +491,26 @@ class OfflineChatModel(BaseChatModel):
             f"call_{uuid.uuid5(uuid.NAMESPACE_URL, request.text + str(len(messages))).hex[:16]}"
         )
         return AIMessage(content="", tool_calls=[{"name": tool, "args": args, "id": call_id}])
+
+    def _answer_from_summary(
+        self, request: _Request, messages: Sequence[BaseMessage]
+    ) -> str | None:
+        """The answer from the prompt's prefetched object summary, when the question is the one
+        its tool answers, about the page's object (as an LLM would read the context first)."""
+        summary = _object_summary(messages)
+        if not summary or summary.get("tool") in self.bound_tools:
+            return None
+        tool = str(summary.get("tool"))
+        if choose_tool(request.text, (*self.bound_tools, tool)) != tool:
+            return None
+        build = ARGUMENTS.get(tool)
+        if build is None or build(request) != summary.get("args"):
+            return None
+        try:
+            data = json.loads(str(summary.get("result")))
+        except ValueError:
+            return None
+        return _describe_success(tool, data, request.russian)
 
     def _answer_from_tools(self, messages: Sequence[BaseMessage], russian: bool) -> str:
         results: list[ToolMessage] = []

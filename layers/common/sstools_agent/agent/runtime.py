@@ -8,6 +8,7 @@ not checkpoint it), so a confirmation raised in one Lambda invocation is resumed
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -22,10 +23,16 @@ from sstools_agent.adapters.upstream_client import ToolRunner
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
 from sstools_agent.agent.middleware import APPROVE, CANCELLED, PolicyMiddleware
+from sstools_agent.agent.prefetch import (
+    DEFAULT_PREFETCH_TIMEOUT_S,
+    PrefetchedObject,
+    prefetch_object,
+)
 from sstools_agent.agent.tools import build_tools
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_routing import RoutingDecision, ToolRouter
 
 STREAM_MODES: Final[list[StreamMode]] = ["messages", "updates", "custom"]
 Durability = Literal["sync", "async", "exit"]
@@ -61,8 +68,12 @@ class ChatAgent:
         *,
         output_budget_chars: int = DEFAULT_BUDGET_CHARS,
         durability: Durability = DEFAULT_DURABILITY,
+        router: ToolRouter | None = None,
     ) -> None:
         self.durability = durability
+        self.policy = policy
+        self.upstream = upstream
+        self.router = router
         self.graph = create_agent(
             model,
             build_tools(policy, upstream, output_budget_chars),
@@ -74,6 +85,35 @@ class ChatAgent:
     @staticmethod
     def _config(thread_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": thread_id}}
+
+    async def prefetch(
+        self, context: AgentRunContext, timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S
+    ) -> PrefetchedObject | None:
+        """The page object's summary, within `timeout_s` (None when there is none to have)."""
+        return await prefetch_object(
+            self.policy,
+            self.upstream,
+            context.role,
+            context.ui_context,
+            context.credentials,
+            timeout_s=timeout_s,
+            request_id=context.request_id,
+        )
+
+    async def route(self, message: str, context: AgentRunContext) -> RoutingDecision | None:
+        """The router's tools for a new message, within what the policy allows (None without a
+        router). Embedding runs in a worker thread: the event loop keeps streaming."""
+        if self.router is None:
+            return None
+        allowed = self.policy.select_tools(context.role, context.ui_context).offered_names
+        page = context.ui_context
+        return await asyncio.to_thread(
+            self.router.route,
+            message,
+            allowed,
+            prefetch_available=context.prefetched is not None,
+            page_object=page.object_type.value if page and page.object_type else None,
+        )
 
     async def pending_confirmation(self, thread_id: str) -> PendingConfirmation | None:
         """The confirmation this conversation waits for, if any."""

@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
@@ -35,6 +35,7 @@ from sstools_agent.adapters.conversation_store import (
     ConversationStore,
 )
 from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.prefetch import DEFAULT_PREFETCH_TIMEOUT_S
 from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, EventType
@@ -49,6 +50,8 @@ from sstools_agent.domain.conversations import (
     title_from,
 )
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_routing import RoutingDecision
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +160,9 @@ class ChatTurns:
         audit: AuditSink,
         lease_s: float = DEFAULT_LEASE_S,
         confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
+        prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
     ) -> None:
+        self.prefetch_timeout_s = prefetch_timeout_s
         self._agent_factory = agent_factory
         self.audit = audit
         self.store = store
@@ -261,10 +266,34 @@ class ChatTurns:
             async for event in agent.resolve(conversation_id, turn.result, context):
                 yield await self._held(turn, event)
             return
+        # The page object's summary is read while the turn's own bookkeeping runs.
+        prefetch = None
+        if self.prefetch_timeout_s > 0:
+            prefetch = asyncio.create_task(agent.prefetch(context, self.prefetch_timeout_s))
+        try:
+            async for event in self._settle_confirmation(turn, agent, context):
+                yield event
+            prefetched = await prefetch if prefetch is not None else None
+        finally:
+            if prefetch is not None:
+                prefetch.cancel()
+        message = turn.message or ""
+        context = replace(context, prefetched=prefetched)
+        routing = await agent.route(message, context)
+        if routing is not None:
+            context = replace(context, routing=routing)
+            self._record_routing(turn, routing, context, agent.policy)
+        async for event in agent.send(conversation_id, message, context):
+            yield await self._held(turn, event)
+
+    async def _settle_confirmation(
+        self, turn: PreparedTurn, agent: ChatAgent, context: AgentRunContext
+    ) -> AsyncGenerator[ChatEvent]:
+        """Before a new message: an expired card resolves as rejected, a pending one is
+        cancelled by the message (the agent says so)."""
+        conversation_id = turn.conversation.conversation_id
         waiting = turn.conversation.pending_confirmation_id
         if waiting is not None:
-            # The next access after a confirmation: an expired one resolves as rejected first; a
-            # pending one is cancelled by the new message (the agent says so).
             confirmation = await self.confirmations.get(waiting)
             await self.store.set_pending_confirmation(conversation_id, None)
             if confirmation is not None and confirmation.expired(time.time()):
@@ -275,8 +304,30 @@ class ChatTurns:
                         yield event
             elif confirmation is not None and confirmation.status is ConfirmationStatus.PENDING:
                 await self._cancel(confirmation, turn.conversation.owner)
-        async for event in agent.send(conversation_id, turn.message or "", context):
-            yield await self._held(turn, event)
+
+    def _record_routing(
+        self,
+        turn: PreparedTurn,
+        routing: RoutingDecision,
+        context: AgentRunContext,
+        policy: ToolPolicy,
+    ) -> None:
+        """The turn's tool choice, in the logs and the audit log: offered, and removed by which
+        rule (role, affinity, no environment: the policy; router: the router)."""
+        selection = policy.select_tools(context.role, context.ui_context)
+        removed = {removal.tool: removal.rule.value for removal in selection.removed}
+        removed |= dict.fromkeys(routing.removed, "router")
+        detail = routing.to_record() | {"removed": removed, "request_id": context.request_id}
+        logger.info("tools routed", extra={"routing": detail})
+        self.audit.emit(
+            AuditRecord(
+                AuditKind.TOOLS_ROUTED,
+                turn.conversation.owner,
+                routing.intent.value,
+                turn.conversation.conversation_id,
+                detail,
+            )
+        )
 
     async def _cancel(self, confirmation: Confirmation, owner: str) -> None:
         with contextlib.suppress(ConfirmationDecided):

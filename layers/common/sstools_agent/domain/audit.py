@@ -21,6 +21,7 @@ class AuditKind(StrEnum):
     TOOL_DENIED = "tool_denied"
     CONFIRMATION_REQUESTED = "confirmation_requested"
     CONFIRMATION_DECIDED = "confirmation_decided"
+    TOOLS_ROUTED = "tools_routed"
 
 
 @dataclass(frozen=True, slots=True)
