@@ -3,7 +3,9 @@
 Same run, same machine, same offline model answer (300 words, no tool):
 - time to first event and tokens per second, in-process (ChatAgent.send) and through uvicorn + SSE
   + the conversation store (POST /api/agent/chat), with their ratio;
-- 20 concurrent conversations through HTTP: p50 and p95 time to first event, and errors.
+- 20 concurrent conversations through HTTP: p50 and p95 time to first event, and errors;
+- the context prefetch's cost: time to first event through HTTP with and without it (the page
+  names dashboard 10, so the turn first reads its summary from the upstream).
 """
 
 from __future__ import annotations
@@ -95,6 +97,13 @@ async def main() -> None:
                         *(one_http_turn(client, url, token) for _ in range(CONCURRENT)),
                         return_exceptions=True,
                     )
+            no_prefetch, _, _ = chat_app(
+                stack, LongAnswerModel(words=WORDS), _NoAudit(), prefetch_timeout_s=0
+            )
+            with serve(no_prefetch, lifespan="on") as plain_url:
+                async with httpx.AsyncClient(timeout=120) as client:
+                    plain = [await one_http_turn(client, plain_url, token) for _ in range(REPEATS)]
+            plain_first = statistics.median(f for f, _ in plain)
             ok = [r for r in results if isinstance(r, tuple)]
             firsts = sorted(f for f, _ in ok)
             errors = len(results) - len(ok)
@@ -103,6 +112,12 @@ async def main() -> None:
             print(
                 f"  time to first event  p50 {statistics.median(firsts) * 1000:7.1f} ms   "
                 f"p95 {p95 * 1000:7.1f} ms   errors {errors}"
+            )
+            print("\n== Context prefetch: time to first event through HTTP, median of 5 ==")
+            cost = (http_first - plain_first) * 1000
+            print(
+                f"  with prefetch {http_first * 1000:7.1f} ms   "
+                f"without {plain_first * 1000:7.1f} ms   cost {cost:+6.1f} ms"
             )
 
 

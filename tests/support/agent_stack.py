@@ -22,6 +22,7 @@ from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.prefetch import DEFAULT_PREFETCH_TIMEOUT_S
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.chat_events import ChatEvent, EventType
@@ -153,8 +154,10 @@ def chat_app(
     stack: AgentStack,
     model: BaseChatModel,
     audit: Any,
+    *,
     service_token: Callable[[], Awaitable[str]] | None = None,
     router: ToolRouter | None = None,
+    prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
 ) -> tuple[Any, DynamoDBConversationStore, ChatAgent]:
     """The chat function's app over this stack, its store, and its one agent (the process
     factory keeps one too). Service tokens are minted directly unless `service_token` says."""
@@ -178,6 +181,7 @@ def chat_app(
             confirmation_workflow_from(settings),
             audit=audit,
             confirmation_timeout_s=settings.confirmation_timeout_s,
+            prefetch_timeout_s=prefetch_timeout_s,
         ),
         verifier=user_verifier_from(settings),
         service_token=service_token or minted,
