@@ -144,7 +144,7 @@ class ApiEndpoints:
         self.audit = audit
 
     def checked_context(self, ui_context: dict[str, Any] | None) -> dict[str, Any] | None:
-        """A page context validated as the chat validates it; UIContextRejection otherwise."""
+        """A page context validated as the chat validates it; ContextRejected (422) otherwise."""
         if ui_context is None:
             return None
         parsed = parse_ui_context(ui_context, self.environments)
@@ -152,14 +152,11 @@ class ApiEndpoints:
             raise ContextRejected(parsed)
         return parsed.to_payload()
 
-    async def create(
-        self, body: CreateConversationBody, caller: Caller, response: Response
-    ) -> ConversationCreated:
+    async def create(self, body: CreateConversationBody, caller: Caller) -> ConversationCreated:
         """Starts an empty conversation (the chat's first message may also create one)."""
         conversation = await self.conversations.create(
             caller.subject, body.title, self.checked_context(body.ui_context)
         )
-        response.status_code = 201
         metrics.add_metric("ConversationsCreated", MetricUnit.Count, 1)
         return ConversationCreated(
             id=conversation.conversation_id,

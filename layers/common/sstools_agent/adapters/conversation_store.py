@@ -409,10 +409,11 @@ class DynamoDBConversationStore:
         include_archived: bool,
     ) -> Page[Conversation]:
         """The owner's conversations, most recently updated first, `limit` at a time."""
-        filters, values = [], {":owner": _owner_key(owner)}
+        filters: list[str] = []
+        values: dict[str, Any] = {":owner": _owner_key(owner)}
         if not include_archived:
             filters.append("is_archived = :false")
-            values[":false"] = False  # type: ignore[assignment]
+            values[":false"] = False
         if search:
             filters.append("contains(title_search, :q)")
             values[":q"] = title_search_key(search)
