@@ -33,6 +33,7 @@ from sstools_agent.domain.identity import AuthenticationError, Principal, UserTo
 from sstools_agent.domain.ui_context import UIContextRejection, parse_ui_context
 from sstools_agent.factories import (
     audit_sink_from,
+    client_credentials_from,
     conversations_api_from,
     secrets_reader_from,
     service_token_issuer_from,
@@ -362,9 +363,7 @@ def app_from_settings(settings: Settings) -> FastAPI:
     return create_app(
         conversations=conversations_api_from(settings, reader),
         service_tokens=ServiceTokens(
-            lambda: reader.client_credentials(settings.service_client_secret_id),
-            issuer,
-            settings.service_token_ttl_s,
+            client_credentials_from(settings, reader), issuer, settings.service_token_ttl_s
         ),
         jwks=issuer.jwks,
         verifier=user_verifier_from(settings),

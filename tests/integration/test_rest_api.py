@@ -9,12 +9,13 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import httpx
+import jwt
 import pytest
 
 from functions.api.app import app_from_settings
@@ -25,7 +26,11 @@ from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.identity import AuthenticationError
-from sstools_agent.factories import secrets_reader_from, service_verifier_from
+from sstools_agent.factories import (
+    client_credentials_from,
+    secrets_reader_from,
+    service_verifier_from,
+)
 from sstools_agent.settings import Settings
 from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 from tests.support.seed import DASHBOARD_10
@@ -279,9 +284,8 @@ def test_history_holds_tool_calls_and_confirmations_in_order(origin: Origin):
     assert status_call["output"]
     assert items[3]["confirmations"][0]["type"] == "confirm_required"
     assert items[3]["confirmations"][0]["decision"]["environment"] == "staging"
-    assert items[4]["confirmations"][0] == {"type": "confirm_resolved", "result": "denied"} | {
-        k: v for k, v in items[4]["confirmations"][0].items() if k not in ("type", "result")
-    }
+    resolved = items[4]["confirmations"][0]
+    assert (resolved["type"], resolved["result"]) == ("confirm_resolved", "denied")
 
     # The same history, one message a page
     paged, cursor = [], None
@@ -522,13 +526,8 @@ def test_an_expired_service_token_is_refused(origin: Origin):
 
 def test_the_chat_client_caches_its_token_until_shortly_before_expiry(origin: Origin):
     settings = origin.stack.settings
-    reader = secrets_reader_from(settings)
     now = [time.time()]
-    client = ServiceTokenClient(
-        lambda: f"{origin.url}/api/auth/service-token",
-        lambda: reader.client_credentials(settings.service_client_secret_id),
-        clock=lambda: now[0],
-    )
+    client = token_client(settings, lambda: f"{origin.url}/api/auth/service-token", now)
     first = asyncio_run(client())
     assert asyncio_run(client()) == first  # cached
     now[0] += settings.service_token_ttl_s - 90
@@ -541,13 +540,9 @@ def test_the_chat_calls_tools_with_the_token_from_the_endpoint(stack: AgentStack
     """The whole chain on one origin: the chat fetches its service token from the REST API, the
     upstream verifies it with the REST API's JWKS."""
     settings = stack.settings
-    reader = secrets_reader_from(settings)
     api = app_from_settings(settings)
     base: dict[str, str] = {}
-    client = ServiceTokenClient(
-        lambda: f"{base['url']}/api/auth/service-token",
-        lambda: reader.client_credentials(settings.service_client_secret_id),
-    )
+    client = token_client(settings, lambda: f"{base['url']}/api/auth/service-token")
     chat, store, _ = chat_app(stack, OfflineChatModel(), _NoAudit(), service_token=client)
     with serve(LocalGateway({"ChatFunction": chat, "ApiFunction": api}), lifespan="on") as url:
         base["url"] = url
@@ -565,23 +560,32 @@ def test_the_chat_calls_tools_with_the_token_from_the_endpoint(stack: AgentStack
 
 
 def test_the_chat_answers_503_when_it_cannot_get_a_service_token(stack: AgentStack):
-    settings = stack.settings
-    reader = secrets_reader_from(settings)
-    client = ServiceTokenClient(
-        lambda: "http://127.0.0.1:9/api/auth/service-token",  # nothing listens
-        lambda: reader.client_credentials(settings.service_client_secret_id),
-        timeout_s=2,
-    )
-    chat, store, _ = chat_app(stack, OfflineChatModel(), _NoAudit(), service_token=client)
+    nowhere = token_client(stack.settings, lambda: "http://127.0.0.1:9/api/auth/service-token")
+    chat, store, _ = chat_app(stack, OfflineChatModel(), _NoAudit(), service_token=nowhere)
     with serve(chat, lifespan="on") as url:
         origin = Origin(url, stack, store)
         alice = origin.user()
         status, body = origin.chat(alice, STATUS)
     assert status == 503
     assert body[0]["code"] == "TOOL_FAILURE"
+    # Refused before anything was written: no conversation, no lock left behind
+    subject = jwt.decode(alice["Authorization"][7:], options={"verify_signature": False})["sub"]
+    page = asyncio_run(
+        store.list_owned(subject, limit=10, after=None, search=None, include_archived=True)
+    )
+    assert page.items == []
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+
+def token_client(
+    settings: Settings, url: Callable[[], str], now: list[float] | None = None
+) -> ServiceTokenClient:
+    """The chat's service-token client with the template's credentials (from moto)."""
+    clock = (lambda: now[0]) if now is not None else time.time
+    credentials = client_credentials_from(settings, secrets_reader_from(settings))
+    return ServiceTokenClient(url, credentials, timeout_s=2, clock=clock)
 
 
 def asyncio_run(awaitable: Coroutine[Any, Any, Any]) -> Any:

@@ -89,7 +89,13 @@ def test_a_specific_query_offers_far_fewer_tools(router: ToolRouter):
     decision = router.route("создай ветку для этого дашборда", ALL_TOOLS)
     assert decision.ranked[0] == "create_branch"
     assert len(decision.offered) <= len(ALL_TOOLS) // 2
-    assert decision.to_record()["removed_by_router"] == list(decision.removed)
+    # The record names every removed tool with its rule: the policy's, then the router's
+    allowed = tuple(tool for tool in ALL_TOOLS if tool != "run_backup")
+    routed = router.route("создай ветку", allowed, policy_removed={"run_backup": "role"})
+    removed = routed.to_record()["removed"]
+    assert removed["run_backup"] == "role"
+    assert {tool for tool, rule in removed.items() if rule == "router"} == set(routed.removed)
+    assert set(removed) | set(routed.offered) == set(ALL_TOOLS)
 
 
 # --- Never wider than the policy ----------------------------------------------------------

@@ -5,6 +5,7 @@ The chat function's agent and turns come from `sstools_agent.agent_factories`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from sstools_agent.adapters.audit import EventBridgeAuditSink
@@ -19,7 +20,12 @@ from sstools_agent.adapters.secrets import SecretsReader
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.domain.cursors import CursorCodec
-from sstools_agent.domain.identity import KeyResolver, StaticKey, UserTokenVerifier
+from sstools_agent.domain.identity import (
+    ClientCredentials,
+    KeyResolver,
+    StaticKey,
+    UserTokenVerifier,
+)
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import Embedder, ToolRouter
@@ -154,6 +160,13 @@ def conversations_api_from(settings: Settings, reader: SecretsReader) -> Convers
     )
 
 
+def client_credentials_from(
+    settings: Settings, reader: SecretsReader
+) -> Callable[[], ClientCredentials]:
+    """The agent's client credentials, read (and cached) from Secrets Manager on each use."""
+    return lambda: reader.client_credentials(settings.service_client_secret_id)
+
+
 def service_token_client_from(settings: Settings, reader: SecretsReader) -> ServiceTokenClient:
     """The chat's service token: fetched from the REST API with the client credentials."""
 
@@ -162,9 +175,7 @@ def service_token_client_from(settings: Settings, reader: SecretsReader) -> Serv
             return reader.parameter(settings.service_token_url_parameter)
         return settings.service_token_url
 
-    return ServiceTokenClient(
-        url, lambda: reader.client_credentials(settings.service_client_secret_id)
-    )
+    return ServiceTokenClient(url, client_credentials_from(settings, reader))
 
 
 @lru_cache(maxsize=1)

@@ -62,7 +62,7 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr = SecretStr("not-needed-for-local-servers")
 
     tool_routing: Literal["hybrid", "keywords", "off"] = "hybrid"
-    """hybrid: keywords, then embeddings below 3 matched tools; keywords; off: the policy's set."""
+    """hybrid: keywords, embeddings when they match < 3 tools; keywords; off: the policy's set."""
     prefetch_timeout_s: float = Field(default=1.5, ge=0, le=10)
     """How long a turn waits for the page object's summary (0: no prefetch)."""
     embeddings_provider: Literal["offline", "bedrock"] = "offline"

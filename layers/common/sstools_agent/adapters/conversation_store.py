@@ -69,6 +69,8 @@ class ConversationStore(Protocol):
 
     async def get(self, conversation_id: str) -> Conversation | None: ...
 
+    async def get_owned(self, conversation_id: str, owner: str) -> Conversation: ...
+
     async def start_turn(
         self, conversation: Conversation, run_id: str, lease_s: float, *, new: bool
     ) -> Conversation: ...
@@ -194,6 +196,14 @@ class DynamoDBConversationStore:
         item = response.get("Item")
         return _conversation(item) if item else None
 
+    async def get_owned(self, conversation_id: str, owner: str) -> Conversation:
+        """The owner's conversation; ConversationNotFound when missing or another user's (the
+        two answer alike, so ids do not leak)."""
+        conversation = await self.get(conversation_id)
+        if conversation is None or conversation.owner != owner:
+            raise ConversationNotFound(conversation_id)
+        return conversation
+
     async def start_turn(
         self, conversation: Conversation, run_id: str, lease_s: float, *, new: bool
     ) -> Conversation:
@@ -246,9 +256,7 @@ class DynamoDBConversationStore:
             raise  # _explain_refusal always raises
 
     async def _explain_refusal(self, conversation_id: str, owner: str) -> None:
-        current = await self.get(conversation_id)
-        if current is None or current.owner != owner:
-            raise ConversationNotFound(conversation_id)
+        current = await self.get_owned(conversation_id, owner)
         if current.is_archived:
             raise ConversationArchived(conversation_id)
         raise ConversationBusy(conversation_id)

@@ -158,8 +158,11 @@ class ServiceTokenClient:
             raise ServiceTokenUnavailable(
                 f"token endpoint answered {response.status_code}: {response.text[:200]}"
             )
-        body = response.json()
-        return MintedToken(str(body["access_token"]), int(body["expires_at"]))
+        try:
+            body = response.json()
+            return MintedToken(str(body["access_token"]), int(body["expires_at"]))
+        except (ValueError, KeyError, TypeError) as error:
+            raise ServiceTokenUnavailable(f"token endpoint answered no token: {error}") from None
 
 
 ServiceTokenSource = Callable[[], Awaitable[str]]

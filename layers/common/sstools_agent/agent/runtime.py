@@ -105,14 +105,15 @@ class ChatAgent:
         router). Embedding runs in a worker thread: the event loop keeps streaming."""
         if self.router is None:
             return None
-        allowed = self.policy.select_tools(context.role, context.ui_context).offered_names
+        selection = self.policy.select_tools(context.role, context.ui_context)
         page = context.ui_context
         return await asyncio.to_thread(
             self.router.route,
             message,
-            allowed,
+            selection.offered_names,
             prefetch_available=context.prefetched is not None,
             page_object=page.object_type.value if page and page.object_type else None,
+            policy_removed={removal.tool: removal.rule.value for removal in selection.removed},
         )
 
     async def pending_confirmation(self, thread_id: str) -> PendingConfirmation | None:

@@ -31,7 +31,6 @@ from sstools_agent.adapters.confirmations import (
 )
 from sstools_agent.adapters.conversation_store import (
     ConversationArchived,
-    ConversationNotFound,
     ConversationStore,
 )
 from sstools_agent.agent.context import AgentRunContext
@@ -50,7 +49,6 @@ from sstools_agent.domain.conversations import (
     title_from,
 )
 from sstools_agent.domain.errors import ErrorCode
-from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import RoutingDecision
 
 logger = logging.getLogger(__name__)
@@ -171,12 +169,6 @@ class ChatTurns:
         self.lease_s = lease_s
         self.confirmation_timeout_s = confirmation_timeout_s
 
-    async def _owned(self, conversation_id: str, owner: str) -> Conversation:
-        conversation = await self.store.get(conversation_id)
-        if conversation is None or conversation.owner != owner:
-            raise ConversationNotFound(conversation_id)
-        return conversation
-
     async def prepare(
         self,
         *,
@@ -200,7 +192,7 @@ class ChatTurns:
         confirmation = None
         if action in ("confirm", "deny"):  # before ownership: another user's card is a 403
             confirmation = await self._pending_for(conversation_id, confirmation_id, owner)
-        conversation = await self._owned(conversation_id, owner)
+        conversation = await self.store.get_owned(conversation_id, owner)
         if action == "resume":
             return PreparedTurn(conversation, action, None, run_id, resume_after=resume_after)
         if conversation.is_archived:
@@ -282,7 +274,7 @@ class ChatTurns:
         routing = await agent.route(message, context)
         if routing is not None:
             context = replace(context, routing=routing)
-            self._record_routing(turn, routing, context, agent.policy)
+            self._record_routing(turn, routing, context)
         async for event in agent.send(conversation_id, message, context):
             yield await self._held(turn, event)
 
@@ -306,18 +298,11 @@ class ChatTurns:
                 await self._cancel(confirmation, turn.conversation.owner)
 
     def _record_routing(
-        self,
-        turn: PreparedTurn,
-        routing: RoutingDecision,
-        context: AgentRunContext,
-        policy: ToolPolicy,
+        self, turn: PreparedTurn, routing: RoutingDecision, context: AgentRunContext
     ) -> None:
         """The turn's tool choice, in the logs and the audit log: offered, and removed by which
         rule (role, affinity, no environment: the policy; router: the router)."""
-        selection = policy.select_tools(context.role, context.ui_context)
-        removed = {removal.tool: removal.rule.value for removal in selection.removed}
-        removed |= dict.fromkeys(routing.removed, "router")
-        detail = routing.to_record() | {"removed": removed, "request_id": context.request_id}
+        detail = routing.to_record() | {"request_id": context.request_id}
         logger.info("tools routed", extra={"routing": detail})
         self.audit.emit(
             AuditRecord(

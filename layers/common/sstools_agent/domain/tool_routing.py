@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -466,17 +466,19 @@ class RoutingDecision:
     removed: tuple[str, ...]
     """Tools the policy and affinity allowed that the router left out."""
     keyword_matches: tuple[str, ...]
+    policy_removed: Mapping[str, str] = field(default_factory=dict)
+    """What the policy took out before the router ran: tool -> rule (role, affinity, ...)."""
     embedding_scores: Mapping[str, float] = field(default_factory=dict)
     used_embeddings: bool = False
     prefetch_available: bool = False
     elapsed_ms: float = 0.0
 
-    def to_record(self) -> dict[str, object]:
+    def to_record(self) -> dict[str, Any]:
         """The decision for the logs and the audit event."""
         return {
             "intent": self.intent.value,
             "offered": list(self.offered),
-            "removed_by_router": list(self.removed),
+            "removed": {**self.policy_removed, **dict.fromkeys(self.removed, "router")},
             "keyword_matches": list(self.keyword_matches),
             "embedding_scores": {k: round(v, 3) for k, v in self.embedding_scores.items()},
             "used_embeddings": self.used_embeddings,
@@ -538,6 +540,7 @@ class ToolRouter:
         *,
         prefetch_available: bool = False,
         page_object: str | None = None,
+        policy_removed: Mapping[str, str] | None = None,
     ) -> RoutingDecision:
         """The tools to offer for `query`: a subset of `allowed`, in relevance order."""
         started = time.perf_counter()
@@ -574,6 +577,7 @@ class ToolRouter:
             ranked=tuple(dict.fromkeys(ranked)),
             removed=tuple(tool for tool in allowed if tool not in offered),
             keyword_matches=tuple(sorted(keyword)),
+            policy_removed=dict(policy_removed or {}),
             embedding_scores=similarities,
             used_embeddings=used_embeddings,
             prefetch_available=prefetch_available,

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from sstools_agent.adapters.conversation_store import (
-    ConversationNotFound,
     DynamoDBConversationStore,
 )
 from sstools_agent.domain.conversations import (
@@ -57,13 +56,6 @@ class ConversationsApi:
         self._conversation_cursors = conversation_cursors
         self._history_cursors = history_cursors
 
-    async def owned(self, owner: str, conversation_id: str) -> Conversation:
-        """The caller's conversation; ConversationNotFound when missing or another user's."""
-        conversation = await self.store.get(conversation_id)
-        if conversation is None or conversation.owner != owner:
-            raise ConversationNotFound(conversation_id)
-        return conversation
-
     async def create(
         self, owner: str, title: str | None, ui_context: dict[str, Any] | None
     ) -> Conversation:
@@ -97,7 +89,7 @@ class ConversationsApi:
         self, owner: str, conversation_id: str, *, limit: int, cursor: str | None
     ) -> tuple[Conversation, Listing[StoredMessage]]:
         """A page of the conversation's messages, oldest first (archived ones stay readable)."""
-        conversation = await self.owned(owner, conversation_id)
+        conversation = await self.store.get_owned(conversation_id, owner)
         query = {"conversation_id": conversation_id}
         after = self._history_cursors.decode(cursor, owner, query) if cursor else None
         try:
@@ -119,8 +111,11 @@ class ConversationsApi:
         ui_context: dict[str, Any] | None,
         idempotency_key: str,
     ) -> tuple[StoredMessage, bool]:
-        """Appends a message once per idempotency key; (message, whether it was a retry)."""
-        await self.owned(owner, conversation_id)
+        """Appends a message once per idempotency key; (message, whether it was a retry).
+
+        Ownership first: a retry is answered from the stored key before any conditional write,
+        and must not answer for another user's conversation."""
+        await self.store.get_owned(conversation_id, owner)
         fingerprint = hashlib.sha256(
             json.dumps(
                 {"role": role.value, "content": content, "ui_context": ui_context},
@@ -144,7 +139,7 @@ class ConversationsApi:
 
     async def activity(self, owner: str, conversation_id: str) -> tuple[Conversation, bool]:
         """The conversation and whether a run holds it now."""
-        conversation = await self.owned(owner, conversation_id)
+        conversation = await self.store.get_owned(conversation_id, owner)
         return conversation, conversation.is_running(time.time())
 
 
