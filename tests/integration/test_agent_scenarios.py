@@ -12,9 +12,8 @@ from typing import Any
 
 import boto3
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.outputs import ChatResult
 
 from local.demo_users import DEMO_USERS
 from local.fault_injection import Fault, FaultKind
@@ -24,6 +23,7 @@ from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from tests.support.agent_stack import AgentStack, RecordingOfflineModel, answer, collect, of_type
+from tests.support.models import ScriptedModel
 from tests.support.seed import SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -257,28 +257,6 @@ async def test_s3_a1_analysts_are_never_offered_write_tools(stack: AgentStack):
             stack.agent(model).send(thread(), "что ты умеешь?", stack.context("analyst", context))
         )
         assert not set(model.bindings[0]) & WRITE_TOOLS
-
-
-class ScriptedModel(BaseChatModel):
-    """Calls exactly the tool it is told to (even one it was not given), then answers."""
-
-    calls: list[dict[str, Any]]
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        if isinstance(messages[-1], ToolMessage):
-            reply = AIMessage(content=f"tool said: {messages[-1].content}")
-        else:
-            reply = AIMessage(content="", tool_calls=self.calls)
-        return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
 async def test_s3_a1_a_hidden_tool_called_anyway_is_denied_at_invocation(stack: AgentStack):
