@@ -37,7 +37,12 @@ from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTok
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent_factories import chat_turns
 from sstools_agent.chat.request import ChatRequestBody
-from sstools_agent.chat.turns import ChatTurns, NoPendingConfirmationError, PreparedTurn
+from sstools_agent.chat.turns import (
+    ChatTurns,
+    ConfirmationNotPermitted,
+    NoPendingConfirmationError,
+    PreparedTurn,
+)
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.conversations import parse_event_id
@@ -75,6 +80,7 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
     ConfirmationNotFound: (404, ErrorCode.NOT_FOUND, "No such confirmation."),
     ConfirmationForbidden: (403, ErrorCode.FORBIDDEN, "This confirmation is another user's."),
     ConfirmationDecided: (409, ErrorCode.ALREADY_DECIDED, "This confirmation was answered."),
+    ConfirmationNotPermitted: (403, ErrorCode.FORBIDDEN, "Недостаточно прав; ничего не выполнено."),
 }
 
 
@@ -168,18 +174,12 @@ class ChatEndpoints:
                     confirmation_id=body.confirmation_id,
                     ui_context=ui_context.to_payload() if ui_context else None,
                     resume_after=resume_after,
+                    role=principal.role,
                 )
         except tuple(REFUSALS) as refusal:
             status, code, detail = REFUSALS[type(refusal)]
-            return error(status, code, detail)
-        if (
-            ui_context is None
-            and body.action in ("confirm", "deny")
-            and turn.conversation.ui_context
-        ):
-            # The card was shown on the conversation's page: its context stands for the answer.
-            stored = parse_ui_context(turn.conversation.ui_context, self.environments)
-            ui_context = stored if isinstance(stored, UIContext) else None
+            return error(status, code, getattr(refusal, "detail", detail))
+        # A confirm or deny resumes in the card's own page context, whatever this request says.
         context = AgentRunContext(principal, ui_context, service_token, request_id)
         logger.info(
             "turn",

@@ -16,7 +16,12 @@ import anyio
 import boto3
 from botocore.exceptions import ClientError
 
-from sstools_agent.domain.confirmations import Confirmation, ConfirmationStatus
+from sstools_agent.domain.confirmations import (
+    OUTCOMES_OF_A_START,
+    Confirmation,
+    ConfirmationStatus,
+    ExecutionState,
+)
 
 SK = "CONFIRMATION"
 
@@ -42,6 +47,8 @@ class ConfirmationStore(Protocol):
         self, confirmation_id: str, user: str, status: ConfirmationStatus
     ) -> Confirmation: ...
 
+    async def record_execution(self, confirmation_id: str, state: ExecutionState) -> bool: ...
+
 
 class ConfirmationWorkflow(Protocol):
     async def start(self, confirmation: Confirmation, timeout_s: int) -> None: ...
@@ -65,6 +72,7 @@ def _confirmation(item: dict[str, Any]) -> Confirmation:
         status=ConfirmationStatus(item["status"]),
         expires_at=float(item["expires_at"]),
         task_token=item.get("task_token"),
+        execution=ExecutionState(item["execution"]) if item.get("execution") else None,
     )
 
 
@@ -139,6 +147,38 @@ class DynamoDBConfirmationStore:
                 return current
             raise ConfirmationDecided(confirmation_id) from None
         return _confirmation(response["Attributes"])
+
+    async def record_execution(self, confirmation_id: str, state: ExecutionState) -> bool:
+        """Moves a confirmed call's execution to `state` if that state may follow the current
+        one (`OUTCOMES_OF_A_START`); False when it may not (started twice, or given up)."""
+        condition: dict[str, Any]
+        if state in OUTCOMES_OF_A_START:
+            condition = {
+                "ConditionExpression": "execution = :started",
+                "ExpressionAttributeValues": {":started": ExecutionState.STARTED.value},
+            }
+        else:
+            condition = {
+                "ConditionExpression": "#status = :confirmed AND attribute_not_exists(execution)",
+                "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": {":confirmed": ConfirmationStatus.CONFIRMED.value},
+            }
+        condition["ExpressionAttributeValues"] |= {":state": state.value, ":now": int(time.time())}
+
+        def update() -> None:
+            self._table.update_item(
+                Key={"PK": _pk(confirmation_id), "SK": SK},
+                UpdateExpression="SET execution = :state, execution_at = :now",
+                **condition,
+            )
+
+        try:
+            await anyio.to_thread.run_sync(update)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
 
 
 class StepFunctionsConfirmationWorkflow:

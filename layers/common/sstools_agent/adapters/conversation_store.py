@@ -97,8 +97,14 @@ class ConversationStore(Protocol):
 
     async def request_cancel(self, conversation_id: str, owner: str) -> bool: ...
 
+    async def cancel_requested(self, conversation_id: str, run_id: str) -> bool: ...
+
     async def set_pending_confirmation(
-        self, conversation_id: str, confirmation_id: str | None
+        self, conversation_id: str, confirmation_id: str
+    ) -> None: ...
+
+    async def clear_pending_confirmation(
+        self, conversation_id: str, confirmation_id: str
     ) -> None: ...
 
 
@@ -382,22 +388,39 @@ class DynamoDBConversationStore:
             raise
         return True
 
-    async def set_pending_confirmation(
-        self, conversation_id: str, confirmation_id: str | None
-    ) -> None:
-        """Remembers (or forgets) the confirmation this conversation waits for."""
-        key = {"PK": _pk(conversation_id), "SK": "META"}
-        if confirmation_id is None:
-            await self._run(
-                self._table.update_item, Key=key, UpdateExpression="REMOVE pending_confirmation_id"
-            )
-        else:
+    async def cancel_requested(self, conversation_id: str, run_id: str) -> bool:
+        """Whether a cancel of this run was asked for (polled while a run has nothing to store)."""
+        response = await self._run(
+            self._table.get_item,
+            Key={"PK": _pk(conversation_id), "SK": "META"},
+            ProjectionExpression="cancel_run",
+            ConsistentRead=True,
+        )
+        return bool(response.get("Item", {}).get("cancel_run") == run_id)
+
+    async def set_pending_confirmation(self, conversation_id: str, confirmation_id: str) -> None:
+        """Remembers the card this conversation has open: undecided, or decided and not yet
+        closed in the checkpoint (the next access settles it)."""
+        await self._run(
+            self._table.update_item,
+            Key={"PK": _pk(conversation_id), "SK": "META"},
+            UpdateExpression="SET pending_confirmation_id = :id",
+            ExpressionAttributeValues={":id": confirmation_id},
+        )
+
+    async def clear_pending_confirmation(self, conversation_id: str, confirmation_id: str) -> None:
+        """Forgets the open card, if it is still this one (a newer card stays)."""
+        try:
             await self._run(
                 self._table.update_item,
-                Key=key,
-                UpdateExpression="SET pending_confirmation_id = :id",
+                Key={"PK": _pk(conversation_id), "SK": "META"},
+                UpdateExpression="REMOVE pending_confirmation_id",
+                ConditionExpression="pending_confirmation_id = :id",
                 ExpressionAttributeValues={":id": confirmation_id},
             )
+        except ClientError as error:
+            if not _is_condition_failure(error):
+                raise
 
     async def create(self, conversation: Conversation) -> Conversation:
         """Stores a new, empty conversation (the REST API's create)."""

@@ -3,13 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from sstools_agent.adapters.upstream_client import UpstreamCredentials
 from sstools_agent.agent.prefetch import PrefetchedObject
+from sstools_agent.domain.confirmations import ExecutionState
 from sstools_agent.domain.identity import Principal
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_routing import RoutingDecision
 from sstools_agent.domain.ui_context import UIContext
+
+
+class ConfirmedCall(Protocol):
+    """The one call a confirm allows, and the journal of its execution."""
+
+    @property
+    def tool_call_id(self) -> str: ...
+
+    @property
+    def fingerprint(self) -> str:
+        """Tool, arguments, environment and risk, as the card showed them."""
+        ...
+
+    async def started(self) -> bool:
+        """Records, durably, that the call leaves now; False: it must not run (already started,
+        or given up as not run)."""
+        ...
+
+    async def finished(self, outcome: ExecutionState) -> None:
+        """Records what became of the call."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +47,8 @@ class AgentRunContext:
     """The router's choice for this turn's message (None on a resume: the policy's set)."""
     prefetched: PrefetchedObject | None = None
     """The page object's summary, read while the turn started (None: not named, failed, slow)."""
+    confirmed_call: ConfirmedCall | None = None
+    """On the resume of a confirmed card: the only call that may run without a new card."""
 
     @property
     def role(self) -> Role | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
 
+import anyio
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
@@ -24,7 +25,9 @@ from langgraph.types import Command, interrupt
 from sstools_agent.adapters.upstream_client import ToolCallFailed
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.prompts import system_prompt
+from sstools_agent.domain.confirmations import ExecutionState, fingerprint
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.guardrails import GuardrailDecision
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
 
@@ -80,8 +83,9 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         except Exception as error:
             raise ModelUnavailableError(f"{type(error).__name__}: {error}") from error
 
-    def _gate(self, request: ToolCallRequest) -> ToolMessage | None:
-        """A refusal for a call that must not run now, else None (it may run)."""
+    def _gate(self, request: ToolCallRequest) -> ToolMessage | GuardrailDecision | None:
+        """A refusal for a call that must not run now; the decision of a call the user just
+        confirmed; None for a call that may run without one."""
         context = cast(AgentRunContext, request.runtime.context)
         name, args = request.tool_call["name"], request.tool_call["args"]
         try:
@@ -107,16 +111,19 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             )
         if not decision.requires_confirmation:
             return None
+        # The page context goes with the card: a resume runs the call where the card said.
+        page = context.ui_context.to_payload() if context.ui_context is not None else None
         answer = interrupt(
             {
                 "tool_call_id": request.tool_call["id"],
                 "tool": name,
                 "args": args,
                 "decision": decision.to_payload(),
+                "ui_context": page,
             }
         )
         if isinstance(answer, dict) and answer.get("decision") == APPROVE:
-            return None
+            return decision
         reason = answer.get("reason", "denied") if isinstance(answer, dict) else "denied"
         return _refusal(
             request,
@@ -125,15 +132,52 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             {"event": CANCELLED, "reason": reason},
         )
 
+    async def _run_confirmed(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+        decision: GuardrailDecision,
+    ) -> ToolMessage | Command[Any]:
+        """Runs the confirmed call only if it is the card's call, journaling its execution:
+        `started` is stored before the call leaves, its outcome after, even when cancelled."""
+        confirmed = cast(AgentRunContext, request.runtime.context).confirmed_call
+        call = request.tool_call
+        shown = fingerprint(call["name"], call["args"], decision.environment, decision.risk.value)
+        if confirmed is None or confirmed.tool_call_id != call["id"]:
+            return _not_run(request, "no confirmation was given for this call")
+        if confirmed.fingerprint != shown:
+            return _not_run(request, "the call differs from the one the card showed")
+        with anyio.CancelScope(shield=True):
+            started = await confirmed.started()
+        if not started:
+            return _not_run(request, "this confirmation was already used")
+        outcome = ExecutionState.UNKNOWN
+        try:
+            result = await self._run(request, handler)
+            outcome = _outcome_of(result)
+            return result
+        finally:
+            with anyio.CancelScope(shield=True):
+                await confirmed.finished(outcome)
+
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """Role, page and confirmation checks before the tool runs; failures become messages."""
-        refusal = self._gate(request)
-        if refusal is not None:
-            return refusal
+        verdict = self._gate(request)
+        if isinstance(verdict, ToolMessage):
+            return verdict
+        if isinstance(verdict, GuardrailDecision):
+            return await self._run_confirmed(request, handler, verdict)
+        return await self._run(request, handler)
+
+    @staticmethod
+    async def _run(
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
         try:
             return await handler(request)
         except ToolCallFailed as failed:
@@ -153,3 +197,18 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
                 f"{invalid.code}: {invalid.detail}",
                 {"event": FAILED, "code": invalid.code.value},
             )
+
+
+def _not_run(request: ToolCallRequest, why: str) -> ToolMessage:
+    return _refusal(
+        request,
+        f"NOT RUN: {why}; nothing was changed. Do not retry unless the user asks.",
+        {"event": FAILED, "code": ErrorCode.NO_PENDING_CONFIRMATION.value},
+    )
+
+
+def _outcome_of(result: ToolMessage | Command[Any]) -> ExecutionState:
+    if not isinstance(result, ToolMessage) or result.status != "error":
+        return ExecutionState.SUCCEEDED
+    artifact = result.artifact if isinstance(result.artifact, dict) else {}
+    return ExecutionState.UNKNOWN if artifact.get("status_unknown") else ExecutionState.FAILED

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from langchain.agents import create_agent
@@ -22,7 +22,7 @@ from langgraph.types import Checkpointer, Command, StreamMode
 from sstools_agent.adapters.upstream_client import ToolRunner
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
-from sstools_agent.agent.middleware import APPROVE, CANCELLED, PolicyMiddleware
+from sstools_agent.agent.middleware import APPROVE, CANCELLED, FAILED, PolicyMiddleware
 from sstools_agent.agent.prefetch import (
     DEFAULT_PREFETCH_TIMEOUT_S,
     PrefetchedObject,
@@ -30,9 +30,14 @@ from sstools_agent.agent.prefetch import (
 )
 from sstools_agent.agent.tools import build_tools
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
+from sstools_agent.domain.confirmations import ExecutionState, outcome_text
+from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.role_policy import PermissionResult
+from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import RoutingDecision, ToolRouter
+from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 
 STREAM_MODES: Final[list[StreamMode]] = ["messages", "updates", "custom"]
 Durability = Literal["sync", "async", "exit"]
@@ -54,6 +59,41 @@ class PendingConfirmation:
     tool: str
     args: dict[str, Any]
     decision: dict[str, Any]
+    ui_context: dict[str, Any] | None = None
+    """The page context the card was created in: every resolution of the card runs in it."""
+
+
+# What the model reads in place of a confirmed call's result when its run was interrupted.
+_INTERRUPTED_CODES: Final = {
+    ExecutionState.SUCCEEDED: None,
+    ExecutionState.FAILED: ErrorCode.TOOL_FAILURE,
+    ExecutionState.UNKNOWN: ErrorCode.TOOL_OUTCOME_UNKNOWN,
+    ExecutionState.STARTED: ErrorCode.TOOL_OUTCOME_UNKNOWN,
+    ExecutionState.NOT_RUN: ErrorCode.TOOL_NOT_RUN,
+}
+
+
+def interrupted_call_message(tool: str, tool_call_id: str, outcome: ExecutionState) -> ToolMessage:
+    """The result of a confirmed call whose run was interrupted, as the model reads it."""
+    code = _INTERRUPTED_CODES[outcome]
+    text = outcome_text(tool, outcome)
+    artifact: dict[str, Any] = {"output": {"outcome": outcome.value, "detail": text}}
+    if code is not None:
+        artifact = {"event": FAILED, "code": code.value}
+    return ToolMessage(
+        content=text,
+        name=tool,
+        tool_call_id=tool_call_id,
+        status="success" if code is None else "error",
+        artifact=artifact,
+    )
+
+
+def interrupted_call_events(
+    tool: str, tool_call_id: str, outcome: ExecutionState
+) -> list[ChatEvent]:
+    """The tool card of a confirmed call whose run was interrupted."""
+    return EventMapper("").on_tool_message(interrupted_call_message(tool, tool_call_id, outcome))
 
 
 class ChatAgent:
@@ -127,8 +167,33 @@ class ChatAgent:
                 tool=str(value.get("tool", "")),
                 args=dict(value.get("args") or {}),
                 decision=dict(value.get("decision") or {}),
+                ui_context=value.get("ui_context"),
             )
         return None
+
+    def card_page(self, pending: PendingConfirmation) -> UIContext | None:
+        """The page context the card was created in."""
+        if pending.ui_context is None:
+            return None
+        parsed = parse_ui_context(pending.ui_context, self.policy.environments)
+        return parsed if isinstance(parsed, UIContext) else None
+
+    def permission_for(self, pending: PendingConfirmation, role: Role | None) -> PermissionResult:
+        """Whether `role` may make the card's call now (a role can change after the card)."""
+        return self.policy.check_invocation(
+            role, pending.tool, pending.args, self.card_page(pending)
+        )
+
+    async def close_interrupted(
+        self, thread_id: str, pending: PendingConfirmation, outcome: ExecutionState
+    ) -> list[ChatEvent]:
+        """Closes a confirmed call whose run was interrupted with what is known of it, so the
+        model and the user hear the truth: not run, done, failed, or status unknown."""
+        message = interrupted_call_message(pending.tool, pending.tool_call_id, outcome)
+        await self.graph.aupdate_state(
+            self._config(thread_id), {"messages": [message]}, as_node="tools"
+        )
+        return EventMapper(thread_id).on_tool_message(message)
 
     async def pending_card(self, thread_id: str) -> ChatEvent | None:
         """The `confirm_required` event of the pending confirmation, to show it again."""
@@ -202,6 +267,9 @@ class ChatAgent:
         )
         yield ChatEvent.confirm_resolved(result)
         async for event in self._stream(
-            thread_id, Command(resume={pending.interrupt_id: answer}), context
+            thread_id,
+            Command(resume={pending.interrupt_id: answer}),
+            # Whatever page the request came from, the card's call runs where the card said.
+            replace(context, ui_context=self.card_page(pending)),
         ):
             yield event

@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
@@ -35,10 +35,17 @@ from sstools_agent.adapters.conversation_store import (
 )
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.prefetch import DEFAULT_PREFETCH_TIMEOUT_S
-from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation
+from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrupted_call_events
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, EventType
-from sstools_agent.domain.confirmations import Confirmation, ConfirmationStatus, fingerprint
+from sstools_agent.domain.confirmations import (
+    Confirmation,
+    ConfirmationStatus,
+    ExecutionState,
+    Settlement,
+    fingerprint,
+    outcome_text,
+)
 from sstools_agent.domain.conversations import (
     Conversation,
     MessageRole,
@@ -49,6 +56,7 @@ from sstools_agent.domain.conversations import (
     title_from,
 )
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_routing import RoutingDecision
 
 logger = logging.getLogger(__name__)
@@ -60,12 +68,37 @@ FLUSH_EVERY_S: Final = 0.5
 FOLLOW_POLL_S: Final = 0.25
 FOLLOW_LIMIT_S: Final = 300.0
 STOPPED_TEXT: Final = "Генерация остановлена по запросу; ход сохранён до этого места."
+ABANDONED_READ_TEXT: Final = "Чтение {tool} прервано остановкой генерации; ничего не изменено."
 
 Action = Literal["confirm", "deny", "resume"] | None
 
 
 class NoPendingConfirmationError(Exception):
     """confirm/deny with nothing waiting, or for another confirmation (404)."""
+
+
+class ConfirmationNotPermitted(Exception):
+    """A confirm whose user may no longer make the card's call (403); the card still waits."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+# A card that is not confirmed any more resolves as this when the next access finds it.
+REJECTED_AS: Final = {
+    ConfirmationStatus.DENIED: ConfirmationResult.DENIED,
+    ConfirmationStatus.CANCELLED: ConfirmationResult.CANCELLED,
+    ConfirmationStatus.EXPIRED: ConfirmationResult.EXPIRED,
+    ConfirmationStatus.PENDING: ConfirmationResult.EXPIRED,  # pending past its time
+}
+# How a confirmed call's journaled outcome reaches the audit log (exactly one per call).
+OUTCOME_AUDIT: Final = {
+    ExecutionState.SUCCEEDED: (AuditKind.TOOL_CALLED, "succeeded"),
+    ExecutionState.FAILED: (AuditKind.TOOL_CALLED, "failed"),
+    ExecutionState.UNKNOWN: (AuditKind.TOOL_OUTCOME_UNKNOWN, "unknown"),
+    ExecutionState.NOT_RUN: (AuditKind.TOOL_NOT_RUN, "not_run"),
+}
 
 
 AUDITED: Final = {
@@ -94,12 +127,17 @@ class PreparedTurn:
     run_id: str
     resume_after: int = 0
     result: ConfirmationResult | None = None
+    confirmation: Confirmation | None = None
+    """The card a confirm or deny answers."""
+    journaled: set[str] = field(default_factory=set)
+    """Tool call ids whose audit records the confirmation journal writes (not the events)."""
 
 
 class _EventWriter:
     """Stores a turn's events in chunks from a background task, so the stream never waits on it.
 
-    Also renews the run's lease, and notices a cancel requested from another connection.
+    Also renews the run's lease, and notices a cancel requested from another connection within
+    `FLUSH_EVERY_S` whatever the run is doing: with nothing to store it asks the store.
     """
 
     def __init__(
@@ -109,6 +147,7 @@ class _EventWriter:
         self.lease_s = lease_s
         self.buffer: list[tuple[int, dict[str, Any]]] = []
         self.cancel_requested = False
+        self.on_cancel: Callable[[], None] | None = None
         self._wake = asyncio.Event()
         self._closing = False
         self._task = asyncio.create_task(self._run())
@@ -120,8 +159,16 @@ class _EventWriter:
 
     async def _flush(self) -> None:
         chunk, self.buffer = self.buffer, []
-        if chunk and await self.store.append_events(self.conversation_id, self.run_id, chunk):
+        if chunk:
+            requested = await self.store.append_events(self.conversation_id, self.run_id, chunk)
+        elif not self._closing and not self.cancel_requested:
+            requested = await self.store.cancel_requested(self.conversation_id, self.run_id)
+        else:
+            requested = False
+        if requested and not self.cancel_requested:
             self.cancel_requested = True
+            if self.on_cancel is not None:
+                self.on_cancel()
 
     async def _run(self) -> None:
         renewed = time.monotonic()
@@ -143,6 +190,95 @@ class _EventWriter:
         self._wake.set()
         await self._task
         await self._flush()
+
+
+class _Interruptible:
+    """Iterates the agent's events in the stream's own task, and lets a cancel request stop it
+    wherever it waits (on the model, on a tool): the waiting step is cancelled, which is how a
+    read in flight is abandoned; a confirmed write records its outcome on the way out."""
+
+    def __init__(self, events: AsyncGenerator[ChatEvent], writer: _EventWriter) -> None:
+        self.events, self.writer = events, writer
+        self.stopped = False
+        self._task = asyncio.current_task()
+        self._waiting = False
+        self._interrupting = False
+        writer.on_cancel = self._interrupt
+
+    def _interrupt(self) -> None:
+        if self._waiting and self._task is not None:
+            self._interrupting = True
+            self._task.cancel()
+
+    async def __aiter__(self) -> AsyncIterator[ChatEvent]:
+        while not self.writer.cancel_requested:
+            self._waiting = True
+            try:
+                event = await anext(self.events)
+            except StopAsyncIteration:
+                return
+            except asyncio.CancelledError:
+                if not self._interrupting or self._task is None:
+                    raise
+                self._task.uncancel()
+                break
+            finally:
+                self._waiting = False
+            yield event
+        self.stopped = True
+
+
+class _JournaledCall:
+    """A confirmed call's journal on its confirmation record (the `ConfirmedCall` the agent's
+    middleware uses), writing the call's one audit record when its outcome is recorded."""
+
+    def __init__(
+        self,
+        confirmations: ConfirmationStore,
+        audit: AuditSink,
+        confirmation: Confirmation,
+        conversation: Conversation,
+    ) -> None:
+        self.confirmations, self.audit = confirmations, audit
+        self.confirmation, self.conversation = confirmation, conversation
+
+    @property
+    def tool_call_id(self) -> str:
+        return self.confirmation.tool_call_id
+
+    @property
+    def fingerprint(self) -> str:
+        return self.confirmation.fingerprint
+
+    async def started(self) -> bool:
+        return await self.confirmations.record_execution(
+            self.confirmation.confirmation_id, ExecutionState.STARTED
+        )
+
+    async def finished(self, outcome: ExecutionState) -> None:
+        await self.record(outcome)
+
+    async def record(self, outcome: ExecutionState) -> bool:
+        """Records `outcome` if it may follow the current state; audits it when it does."""
+        confirmation = self.confirmation
+        if not await self.confirmations.record_execution(confirmation.confirmation_id, outcome):
+            return False
+        kind, result = OUTCOME_AUDIT[outcome]
+        self.audit.emit(
+            AuditRecord(
+                kind,
+                self.conversation.owner,
+                result,
+                self.conversation.conversation_id,
+                {
+                    "tool": confirmation.tool,
+                    "tool_call_id": confirmation.tool_call_id,
+                    "confirmation_id": confirmation.confirmation_id,
+                    "fingerprint": confirmation.fingerprint,
+                },
+            )
+        )
+        return True
 
 
 class ChatTurns:
@@ -179,6 +315,7 @@ class ChatTurns:
         confirmation_id: str | None,
         ui_context: dict[str, Any] | None,
         resume_after: int = 0,
+        role: Role | None = None,
     ) -> PreparedTurn:
         """Every check that decides the HTTP status, and the lock. Writes nothing on refusal."""
         run_id = uuid.uuid4().hex
@@ -191,7 +328,9 @@ class ChatTurns:
             return PreparedTurn(held, None, message, run_id)
         confirmation = None
         if action in ("confirm", "deny"):  # before ownership: another user's card is a 403
-            confirmation = await self._pending_for(conversation_id, confirmation_id, owner)
+            confirmation = await self._pending_for(
+                conversation_id, confirmation_id, owner, role if action == "confirm" else None
+            )
         conversation = await self.store.get_owned(conversation_id, owner)
         if action == "resume":
             return PreparedTurn(conversation, action, None, run_id, resume_after=resume_after)
@@ -213,12 +352,13 @@ class ChatTurns:
         except BaseException:
             await self.store.finish_turn(conversation_id, run_id, held.last_seq, now_iso())
             raise
-        return PreparedTurn(held, action, message, run_id, result=result)
+        return PreparedTurn(held, action, message, run_id, result=result, confirmation=confirmation)
 
     async def _pending_for(
-        self, conversation_id: str, confirmation_id: str | None, owner: str
+        self, conversation_id: str, confirmation_id: str | None, owner: str, role: Role | None
     ) -> Confirmation:
-        """The confirmation a confirm/deny names, checked against what the checkpoint waits for."""
+        """The confirmation a confirm/deny names, checked against what the checkpoint waits for;
+        for a confirm (`role` given), also that the user may still make that call."""
         confirmation = await self.confirmations.get(confirmation_id) if confirmation_id else None
         if confirmation is None or confirmation.conversation_id != conversation_id:
             raise ConfirmationNotFound(confirmation_id or "")
@@ -230,18 +370,28 @@ class ChatTurns:
             ConfirmationStatus.CANCELLED,
         ):
             raise ConfirmationDecided(confirmation.confirmation_id)
-        pending = await self._agent_factory().pending_confirmation(conversation_id)
+        agent = self._agent_factory()
+        pending = await agent.pending_confirmation(conversation_id)
         if pending is None or pending_fingerprint(pending) != confirmation.fingerprint:
             raise NoPendingConfirmationError(conversation_id)
+        if role is not None and not confirmation.expired(time.time()):
+            permission = agent.permission_for(pending, role)
+            if not permission.allowed:
+                raise ConfirmationNotPermitted(
+                    f"Недостаточно прав: {pending.tool} требует роль "
+                    f"{permission.required_role}; ничего не выполнено."
+                )
         return confirmation
 
     async def _decide(
         self, confirmation: Confirmation, owner: str, confirmed: bool
     ) -> ConfirmationResult:
-        """Moves the confirmation out of pending exactly once and hands its token back."""
+        """Moves the confirmation out of pending exactly once and hands its token back.
+
+        The conversation keeps naming the card until the resumed run closes the call in the
+        checkpoint: if that run is interrupted, the next access settles the card truthfully."""
         wanted = ConfirmationStatus.CONFIRMED if confirmed else ConfirmationStatus.DENIED
         decided = await self.confirmations.decide(confirmation.confirmation_id, owner, wanted)
-        await self.store.set_pending_confirmation(confirmation.conversation_id, None)
         if decided.status is not wanted:  # it expired first: nothing runs
             return ConfirmationResult.EXPIRED
         result = ConfirmationResult.CONFIRMED if confirmed else ConfirmationResult.DENIED
@@ -254,9 +404,15 @@ class ChatTurns:
     ) -> AsyncGenerator[ChatEvent]:
         agent = self._agent_factory()
         conversation_id = turn.conversation.conversation_id
-        if turn.result is not None:
+        if turn.result is not None and turn.confirmation is not None:
+            if turn.result is ConfirmationResult.CONFIRMED:
+                turn.journaled.add(turn.confirmation.tool_call_id)
+                context = replace(context, confirmed_call=self._journal(turn, turn.confirmation))
             async for event in agent.resolve(conversation_id, turn.result, context):
                 yield await self._held(turn, event)
+            await self.store.clear_pending_confirmation(
+                conversation_id, turn.confirmation.confirmation_id
+            )
             return
         # The page object's summary is read while the turn's own bookkeeping runs.
         prefetch = None
@@ -281,21 +437,53 @@ class ChatTurns:
     async def _settle_confirmation(
         self, turn: PreparedTurn, agent: ChatAgent, context: AgentRunContext
     ) -> AsyncGenerator[ChatEvent]:
-        """Before a new message: an expired card resolves as rejected, a pending one is
-        cancelled by the message (the agent says so)."""
+        """Before a new message, the card the conversation still has open is settled: an
+        undecided one is cancelled by the message (the agent says so), a denied or expired one
+        resolves as rejected, and a confirmed call whose run was interrupted is closed with
+        the truth about it (not run, done, failed, or status unknown)."""
         conversation_id = turn.conversation.conversation_id
         waiting = turn.conversation.pending_confirmation_id
-        if waiting is not None:
-            confirmation = await self.confirmations.get(waiting)
-            await self.store.set_pending_confirmation(conversation_id, None)
-            if confirmation is not None and confirmation.expired(time.time()):
-                if await agent.pending_confirmation(conversation_id) is not None:
-                    async for event in agent.resolve(
-                        conversation_id, ConfirmationResult.EXPIRED, context
-                    ):
+        if waiting is None:
+            return
+        confirmation = await self.confirmations.get(waiting)
+        pending = await agent.pending_confirmation(conversation_id)
+        if (
+            confirmation is not None
+            and pending is not None
+            and pending_fingerprint(pending) == confirmation.fingerprint
+        ):
+            match confirmation.settlement(time.time()):
+                case Settlement.CANCEL:
+                    await self._cancel(confirmation, turn.conversation.owner)
+                case Settlement.REJECT:
+                    result = REJECTED_AS[confirmation.status]
+                    async for event in agent.resolve(conversation_id, result, context):
                         yield event
-            elif confirmation is not None and confirmation.status is ConfirmationStatus.PENDING:
-                await self._cancel(confirmation, turn.conversation.owner)
+                case Settlement.REPORT:
+                    outcome = await self._settle_outcome(turn, confirmation)
+                    turn.journaled.add(pending.tool_call_id)
+                    for event in await agent.close_interrupted(conversation_id, pending, outcome):
+                        yield event
+        await self.store.clear_pending_confirmation(conversation_id, waiting)
+
+    async def _settle_outcome(
+        self, turn: PreparedTurn, confirmation: Confirmation
+    ) -> ExecutionState:
+        """A confirmed call with no recorded outcome is given one: not run if it never
+        started, unknown if it did (and the journal's audit record says so, once)."""
+        outcome = confirmation.interrupted_outcome
+        if outcome is not confirmation.execution:
+            journal = self._journal(turn, confirmation)
+            if outcome is ExecutionState.NOT_RUN:
+                if not await journal.record(outcome):  # it started meanwhile: ask again
+                    current = await self.confirmations.get(confirmation.confirmation_id)
+                    return current.interrupted_outcome if current else outcome
+            else:
+                await journal.finished(outcome)
+        return outcome
+
+    def _journal(self, turn: PreparedTurn, confirmation: Confirmation) -> _JournaledCall:
+        return _JournaledCall(self.confirmations, self.audit, confirmation, turn.conversation)
 
     def _record_routing(
         self, turn: PreparedTurn, routing: RoutingDecision, context: AgentRunContext
@@ -389,11 +577,13 @@ class ChatTurns:
 
         try:
             try:
-                async for event in events:
+                run = _Interruptible(events, writer)
+                async for event in run:
                     yield numbered(event)
-                    if writer.cancel_requested:
-                        yield numbered(ChatEvent.text(STOPPED_TEXT))
-                        break
+                if run.stopped:
+                    for event in await self._abandoned(turn, recorder):
+                        yield numbered(event)
+                    yield numbered(ChatEvent.text(STOPPED_TEXT))
             except Exception:
                 logger.exception("chat turn failed")
                 yield numbered(ChatEvent.error(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка чата."))
@@ -409,10 +599,30 @@ class ChatTurns:
                     turn, writer, recorder, assistant_message_id, seq, complete=finished
                 )
 
+    async def _abandoned(self, turn: PreparedTurn, recorder: TurnRecorder) -> list[ChatEvent]:
+        """What the user is told of the calls a cancel stopped in flight: of a confirmed call,
+        what its journal says (it may have changed something); any other call is a read, and
+        was dropped."""
+        events = []
+        for call_id, call in recorder.tool_calls.items():
+            if call.get("status") == "started" and call_id not in turn.journaled:
+                tool = str(call.get("tool", ""))
+                text = ABANDONED_READ_TEXT.format(tool=tool)
+                events.append(ChatEvent.tool_error(tool, text, call_id, ErrorCode.TOOL_NOT_RUN))
+        confirmed = turn.confirmation
+        closed = recorder.tool_calls.get(confirmed.tool_call_id, {}) if confirmed else {}
+        resumed = turn.result is ConfirmationResult.CONFIRMED
+        if confirmed is not None and resumed and closed.get("status") in (None, "started"):
+            current = await self.confirmations.get(confirmed.confirmation_id)
+            outcome = (current or confirmed).interrupted_outcome
+            events += interrupted_call_events(confirmed.tool, confirmed.tool_call_id, outcome)
+        return events
+
     def _audit(self, turn: PreparedTurn, event: ChatEvent, recorder: TurnRecorder) -> None:
-        """Tool calls, denials and confirmation requests go to the audit log as they happen."""
+        """Tool calls, denials and confirmation requests go to the audit log as they happen
+        (a confirmed call's outcome is audited by its journal, once)."""
         meta, kind = event.metadata, event.type
-        if kind not in AUDITED:
+        if kind not in AUDITED or meta.get("tool_call_id") in turn.journaled:
             return
         call = recorder.tool_calls.get(str(meta.get("tool_call_id")), {})
         detail = {
@@ -497,14 +707,36 @@ class ChatTurns:
                 break
             await asyncio.sleep(FOLLOW_POLL_S)
         if not saw_card:
-            card = await self._agent_factory().pending_card(conversation_id)
-            waiting = current.pending_confirmation_id if current else None
-            confirmation = await self.confirmations.get(waiting) if waiting else None
-            if card is not None and confirmation is not None:
+            for event in await self._open_card(current):
+                yield event_id(conversation_id, seq), event
+
+    async def _open_card(self, conversation: Conversation | None) -> list[ChatEvent]:
+        """For a reconnect: the card still waiting for a decision, with its id; or, for a
+        confirmed call whose run was interrupted, what is known of it. Never a card that
+        cannot be answered."""
+        waiting = conversation.pending_confirmation_id if conversation else None
+        confirmation = await self.confirmations.get(waiting) if waiting else None
+        if conversation is None or confirmation is None:
+            return []
+        agent = self._agent_factory()
+        pending = await agent.pending_confirmation(conversation.conversation_id)
+        if pending is None or pending_fingerprint(pending) != confirmation.fingerprint:
+            return []
+        match confirmation.settlement(time.time()):
+            case Settlement.CANCEL:
+                card = await agent.pending_card(conversation.conversation_id)
+                if card is None:
+                    return []
                 expires = datetime.fromtimestamp(confirmation.expires_at, UTC)
-                card = card.held_as(
-                    confirmation.confirmation_id,
-                    expires.isoformat(timespec="seconds").replace("+00:00", "Z"),
-                )
-            if card is not None:
-                yield event_id(conversation_id, seq), card
+                return [
+                    card.held_as(
+                        confirmation.confirmation_id,
+                        expires.isoformat(timespec="seconds").replace("+00:00", "Z"),
+                    )
+                ]
+            case Settlement.REPORT:
+                return [
+                    ChatEvent.text(outcome_text(pending.tool, confirmation.interrupted_outcome))
+                ]
+            case _:
+                return []

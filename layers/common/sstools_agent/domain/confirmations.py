@@ -10,11 +10,68 @@ from typing import Any
 
 
 class ConfirmationStatus(StrEnum):
+    """The user's decision (or its absence): leaves `pending` exactly once."""
+
     PENDING = "pending"
     CONFIRMED = "confirmed"
     DENIED = "denied"
     EXPIRED = "expired"
     CANCELLED = "cancelled"
+
+
+class ExecutionState(StrEnum):
+    """What became of a confirmed call, recorded on its confirmation.
+
+    `started` is written, and must succeed, before the upstream call leaves: after any
+    interruption a call that started and has no recorded outcome may have changed something.
+    """
+
+    STARTED = "started"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    """The upstream answered that it failed."""
+    UNKNOWN = "unknown"
+    """It left and no answer came back (timeout, dropped connection, cancel, crash)."""
+    NOT_RUN = "not_run"
+    """Confirmed, but the run ended before the call left: nothing was sent."""
+
+
+OUTCOMES_OF_A_START: frozenset[ExecutionState] = frozenset(
+    {ExecutionState.SUCCEEDED, ExecutionState.FAILED, ExecutionState.UNKNOWN}
+)
+"""States that only follow `started`; `started` and `not_run` only follow no state at all, and
+only on a confirmed card: so a call is started at most once, and never after it was given up."""
+
+
+class Settlement(StrEnum):
+    """What the next access does with a card the checkpoint still waits on."""
+
+    CANCEL = "cancel"
+    """Still undecided: a new message cancels it."""
+    REJECT = "reject"
+    """Denied, expired or cancelled: the call is resolved as not confirmed; nothing ran."""
+    REPORT = "report"
+    """Confirmed: the call's execution state is reported, and the call is closed with it."""
+
+
+OUTCOME_UNKNOWN_TEXT = (
+    "Статус операции неизвестен — проверьте статус: {tool} был отправлен в ss-tools, "
+    "но ответ не получен (operation status unknown — check status)."
+)
+OUTCOME_TEXTS: dict[ExecutionState, str] = {
+    ExecutionState.SUCCEEDED: "Операция {tool} выполнена.",
+    ExecutionState.FAILED: "Операция {tool} завершилась ошибкой ss-tools.",
+    ExecutionState.UNKNOWN: OUTCOME_UNKNOWN_TEXT,
+    ExecutionState.STARTED: OUTCOME_UNKNOWN_TEXT,
+    ExecutionState.NOT_RUN: (
+        "Операция {tool} не выполнена: ход прервался до её запуска; ничего не изменено."
+    ),
+}
+
+
+def outcome_text(tool: str, state: ExecutionState) -> str:
+    """What the user reads about a confirmed call whose run was interrupted."""
+    return OUTCOME_TEXTS[state].format(tool=tool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +89,31 @@ class Confirmation:
     expires_at: float
     """Epoch seconds."""
     task_token: str | None = None
+    execution: ExecutionState | None = None
 
     def expired(self, now: float) -> bool:
         """Expired by status, or by time even if the timer has not marked it yet."""
         return self.status is ConfirmationStatus.EXPIRED or (
             self.status is ConfirmationStatus.PENDING and now >= self.expires_at
         )
+
+    def settlement(self, now: float) -> Settlement:
+        """What the next access does when the checkpoint still waits on this card."""
+        if self.status is ConfirmationStatus.PENDING and not self.expired(now):
+            return Settlement.CANCEL
+        if self.status is ConfirmationStatus.CONFIRMED:
+            return Settlement.REPORT
+        return Settlement.REJECT
+
+    @property
+    def interrupted_outcome(self) -> ExecutionState:
+        """The truth about a confirmed call whose run ended before it recorded an outcome:
+        it did not leave (nothing recorded), or it may have changed something (started)."""
+        if self.execution is None:
+            return ExecutionState.NOT_RUN
+        if self.execution is ExecutionState.STARTED:
+            return ExecutionState.UNKNOWN
+        return self.execution
 
 
 def fingerprint(tool: str, args: dict[str, Any], environment: str | None, risk: str) -> str:

@@ -19,6 +19,10 @@ class ErrorCode(StrEnum):
     TOOL_FAILURE = "TOOL_FAILURE"
     # Added here: each names a situation the seed describes in words.
     TOOL_TIMEOUT = "TOOL_TIMEOUT"
+    TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
+    """A confirmed call left and its run was interrupted: it may have changed something."""
+    TOOL_NOT_RUN = "TOOL_NOT_RUN"
+    """A confirmed call whose run ended before it left: nothing was sent."""
     INVALID_CONTEXT = "INVALID_CONTEXT"
     VALIDATION_ERROR = "VALIDATION_ERROR"
     CONVERSATION_BUSY = "CONVERSATION_BUSY"

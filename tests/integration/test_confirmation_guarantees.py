@@ -1,0 +1,422 @@
+"""What runs after a confirm is what the card showed; what the user is told is the truth.
+
+Through the chat function over HTTP, with the real state machine in moto and the sample upstream:
+the card's call is bound (a confirm cannot move it to another environment), a confirmed call that
+was interrupted is reported as «статус неизвестен», never as «отменено, ничего не изменено», and a
+cancel stops a run that waits on a tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from local.fault_injection import Fault, FaultKind
+from local.servers import serve
+from sstools_agent.chat.turns import STOPPED_TEXT
+from sstools_agent.domain.audit import AuditKind
+from sstools_agent.domain.catalog_types import EnvironmentSource, Operation, ToolSpec
+from sstools_agent.domain.confirmations import ConfirmationStatus
+from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.ui_context import ObjectType
+from sstools_agent.factories import confirmation_store_from
+from tests.integration.test_chat_function import ChatServer, MemoryAudit, post_stream, sse_events
+from tests.integration.test_confirmations import confirmation_item, wait_for
+from tests.support.agent_stack import AgentStack, chat_app, user_issuer
+from tests.support.models import ScriptedModel
+from tests.support.seed import DASHBOARD_10
+
+pytestmark = pytest.mark.anyio
+
+PAGE_ENV, OTHER_ENV = "ss-dev", "prod"
+PAGES: dict[ObjectType | None, dict[str, Any]] = {
+    ObjectType.DASHBOARD: DASHBOARD_10,
+    ObjectType.DATASET: {
+        "contextVersion": 1,
+        "objectType": "dataset",
+        "objectId": "15",
+        "objectName": "energy_daily",
+        "envId": PAGE_ENV,
+        "route": "/datasets/15",
+    },
+    None: {
+        "contextVersion": 1,
+        "objectType": None,
+        "objectId": None,
+        "envId": PAGE_ENV,
+        "route": "/",
+    },
+}
+# Arguments a model would send for each write whose environment comes from the page.
+ARGUMENTS: dict[str, dict[str, Any]] = {
+    "run_llm_documentation": {"dashboard_id": "10"},
+    "create_branch": {"dashboard_id": "10", "branch_name": "rt-x"},
+    "commit_changes": {"dashboard_id": "10", "message": "fix colours"},
+    "superset_execute_sql": {
+        "database_id": "1",
+        "sql": "DELETE FROM energy WHERE day < '2020-01-01'",
+    },
+    "superset_create_dataset": {
+        "database_id": "1",
+        "schema_name": "public",
+        "table_name": "energy_hourly",
+    },
+    "run_backup": {"note": "before the release"},
+    "start_maintenance": {"reason": "upgrade", "duration_minutes": 30},
+    "end_maintenance": {"event_id": "1"},
+}
+PAGE_ENV_WRITES = [
+    spec
+    for spec in CATALOG
+    if spec.environment_source is EnvironmentSource.UI_CONTEXT
+    and (spec.operation is Operation.WRITE or spec.sql_argument is not None)
+]
+
+
+def page_for(spec: ToolSpec) -> dict[str, Any]:
+    for object_type in (ObjectType.DASHBOARD, ObjectType.DATASET):
+        if object_type in spec.affinity:
+            return PAGES[object_type]
+    return PAGES[None]
+
+
+def upstream_path(spec: ToolSpec, env_id: str) -> str:
+    assert spec.path is not None
+    return spec.path.format(env_id=env_id, **ARGUMENTS[spec.name])
+
+
+class ScriptedChat(ChatServer):
+    model: ScriptedModel
+
+
+@pytest.fixture
+def chat(stack: AgentStack) -> Iterator[ScriptedChat]:
+    audit = MemoryAudit()
+    model = ScriptedModel(calls=[])
+    app, store, _ = chat_app(stack, model, audit)
+    with serve(app, lifespan="on") as url:
+        server = ScriptedChat(url, stack, store, audit)
+        server.model = model
+        yield server
+
+
+async def card_for(
+    chat: ScriptedChat, tool: str, args: dict[str, Any], page: dict[str, Any], role: str = "admin"
+) -> tuple[str, dict[str, Any]]:
+    """Given the model calls `tool` on `page`, the card the user is shown."""
+    chat.model.calls = [{"name": tool, "args": args, "id": f"call-{tool}"}]
+    status, events, refused = await post_stream(
+        chat, {"message": f"сделай {tool}", "ui_context": page}, role=role
+    )
+    assert status == 200, refused
+    card = next(e for e in events if e.type == "confirm_required").data["metadata"]
+    await wait_for(lambda: "task_token" in confirmation_item(chat, card["confirmation_id"]))
+    return events[-1].data["metadata"]["conversation_id"], card
+
+
+def confirm_body(
+    conversation: str,
+    card: dict[str, Any],
+    ui_context: dict[str, Any] | None,
+    action: str = "confirm",
+) -> dict[str, Any]:
+    body = {
+        "action": action,
+        "conversation_id": conversation,
+        "confirmation_id": card["confirmation_id"],
+    }
+    if ui_context is not None:
+        body["ui_context"] = ui_context
+    return body
+
+
+def test_the_matrix_covers_every_write_whose_environment_comes_from_the_page():
+    assert {spec.name for spec in PAGE_ENV_WRITES} == set(ARGUMENTS)
+
+
+@pytest.mark.parametrize("confirm_context", ["same env", "other env", "no context"])
+@pytest.mark.parametrize("spec", PAGE_ENV_WRITES, ids=lambda spec: spec.name)
+async def test_a_confirm_runs_the_call_in_the_environment_the_card_showed(
+    chat: ScriptedChat, spec: ToolSpec, confirm_context: str
+):
+    # Given an admin on a ss-dev page is shown a card for a write in ss-dev
+    page = page_for(spec)
+    conversation, card = await card_for(chat, spec.name, ARGUMENTS[spec.name], page)
+    assert card["decision"]["environment"] == PAGE_ENV
+    # When the confirm arrives with the same page, another environment, or no page at all
+    sent = {
+        "same env": page,
+        "other env": {**page, "envId": OTHER_ENV},
+        "no context": None,
+    }[confirm_context]
+    status, events, refused = await post_stream(
+        chat, confirm_body(conversation, card, sent), role="admin"
+    )
+    # Then the call runs once, in the card's environment, never in the one the confirm named
+    assert status == 200, refused
+    assert events[0].data["metadata"]["result"] == "confirmed"
+    plan = chat.stack.upstream.plan
+    assert plan.requests(spec.method, upstream_path(spec, PAGE_ENV)) == 1
+    assert plan.requests(spec.method, upstream_path(spec, OTHER_ENV)) == 0
+
+
+async def test_a_role_lost_after_the_card_refuses_the_confirm_and_keeps_the_card(
+    chat: ScriptedChat,
+):
+    # Given an engineer was shown a card for a ss-dev branch
+    spec = CATALOG.get("create_branch")
+    assert spec is not None
+    conversation, card = await card_for(
+        chat, spec.name, ARGUMENTS[spec.name], DASHBOARD_10, role="engineer"
+    )
+    # When the same user confirms with a token that now says analyst
+    chat.tokens["engineer"] = chat_token(chat, "user.engineer", "analyst")
+    status, _, refused = await post_stream(chat, confirm_body(conversation, card, DASHBOARD_10))
+    # Then nothing runs, the user is told which role is needed, and the card still waits
+    assert (status, refused and refused["code"]) == (403, "FORBIDDEN")
+    assert refused is not None
+    assert "engineer" in refused["detail"]
+    assert chat.stack.upstream.plan.requests("POST", upstream_path(spec, PAGE_ENV)) == 0
+    assert confirmation_item(chat, card["confirmation_id"])["status"] == "pending"
+
+
+def chat_token(chat: ChatServer, subject: str, role: str) -> str:
+    return user_issuer(chat.stack.settings).issue(subject, 600, {"roles": [role]}).token
+
+
+# --- After a drop: the truth about a confirmed call ------------------------------------------
+
+DEPLOY_CALL = {
+    "name": "deploy_dashboard",
+    "args": {"dashboard_ids": ["10"], "source_env_id": "ss-dev", "target_env_id": "staging"},
+    "id": "call-deploy",
+}
+
+
+def deploys(chat: ChatServer) -> int:
+    return chat.stack.upstream.plan.requests("POST", "/api/dashboards/deploy")
+
+
+async def deploy_card(chat: ScriptedChat) -> tuple[str, dict[str, Any]]:
+    chat.model.calls = [DEPLOY_CALL]
+    status, events, _ = await post_stream(
+        chat, {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
+    )
+    assert status == 200
+    card = next(e for e in events if e.type == "confirm_required").data["metadata"]
+    await wait_for(lambda: "task_token" in confirmation_item(chat, card["confirmation_id"]))
+    return events[-1].data["metadata"]["conversation_id"], card
+
+
+async def confirm_and_drop_in_flight(
+    chat: ChatServer, conversation: str, card: dict[str, Any]
+) -> None:
+    """Confirms, then goes away once the upstream has received the call (it is in flight)."""
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream(
+            "POST",
+            f"{chat.url}/api/agent/chat",
+            json=confirm_body(conversation, card, DASHBOARD_10),
+            headers=chat.headers(),
+        ) as response,
+    ):
+        assert response.status_code == 200
+        events = sse_events(response)
+        assert (await anext(events)).type == "confirm_resolved"
+        await wait_for(lambda: deploys(chat) == 1)
+        # Leaving the block closes the connection with the call in flight
+
+
+async def wait_unlocked(chat: ChatServer, conversation: str) -> None:
+    deadline = time.monotonic() + 15
+    while True:
+        record = await chat.store.get(conversation)
+        if record is not None and record.locked_by is None:
+            return
+        assert time.monotonic() < deadline, "the dropped run never released the conversation"
+        await asyncio.sleep(0.1)
+
+
+def told(events: list[Any]) -> str:
+    return " ".join(
+        e.data["content"]
+        + e.data["metadata"].get("token", "")
+        + e.data["metadata"].get("error", "")
+        for e in events
+    )
+
+
+async def test_a_confirmed_write_dropped_in_flight_is_reported_as_status_unknown(
+    chat: ScriptedChat,
+):
+    # Given a confirmed deploy whose upstream call takes 1.5 s, and a client that goes away
+    # while it is in flight (the upstream still applies it)
+    conversation, card = await deploy_card(chat)
+    chat.stack.upstream.plan.add(
+        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=1.5)
+    )
+    await confirm_and_drop_in_flight(chat, conversation, card)
+    await wait_unlocked(chat, conversation)
+    # Then the confirmation records that the call started, the retry is refused as answered
+    item = confirmation_item(chat, card["confirmation_id"])
+    assert item["status"] == "confirmed"
+    assert item["execution"] in {"started", "unknown"}
+    status, _, refused = await post_stream(chat, confirm_body(conversation, card, DASHBOARD_10))
+    assert (status, refused and refused["code"]) == (409, "ALREADY_DECIDED")
+    # And a reconnect tells the truth instead of re-offering a card without an id
+    status, replay, _ = await post_stream(
+        chat,
+        {
+            "action": "resume",
+            "conversation_id": conversation,
+            "last_event_id": f"{conversation}:999",
+        },
+    )
+    assert status == 200
+    assert not [e for e in replay if e.type == "confirm_required"]
+    assert "статус операции неизвестен" in told(replay).lower()
+    # When the user sends a new message
+    chat.model.calls = []
+    status, events, _ = await post_stream(
+        chat,
+        {"message": "ну что там?", "conversation_id": conversation, "ui_context": DASHBOARD_10},
+    )
+    # Then the deploy's card says its status is unknown, never «отменена… ничего не изменено»
+    assert status == 200
+    text = told(events).lower()
+    assert "статус операции неизвестен" in text
+    assert "ничего не изменено" not in text
+    [unknown] = [e.data["metadata"] for e in events if e.type == "tool_error"]
+    assert (unknown["tool"], unknown["tool_call_id"], unknown["code"]) == (
+        "deploy_dashboard",
+        "call-deploy",
+        "TOOL_OUTCOME_UNKNOWN",
+    )
+    assert deploys(chat) == 1
+    # And the audit log says so exactly once, with no tool_called for that call
+    about_the_call = [
+        r.kind
+        for r in chat.audit.records
+        if r.kind in (AuditKind.TOOL_CALLED, AuditKind.TOOL_OUTCOME_UNKNOWN)
+        and r.detail.get("tool_call_id") == "call-deploy"
+    ]
+    assert about_the_call == [AuditKind.TOOL_OUTCOME_UNKNOWN]
+    # And a later message does not say it again: the call is settled
+    status, later, _ = await post_stream(
+        chat,
+        {"message": "спасибо", "conversation_id": conversation, "ui_context": DASHBOARD_10},
+    )
+    assert "статус операции неизвестен" not in told(later).lower()
+
+
+async def test_a_confirmed_call_that_never_left_is_reported_as_not_run(chat: ScriptedChat):
+    # Given a confirm that was recorded but whose run died before the call left
+    conversation, card = await deploy_card(chat)
+    store = confirmation_store_from(chat.stack.settings)
+    await store.decide(card["confirmation_id"], "user.engineer", ConfirmationStatus.CONFIRMED)
+    # When the user comes back with a new message
+    chat.model.calls = []
+    status, events, _ = await post_stream(
+        chat,
+        {"message": "ну что там?", "conversation_id": conversation, "ui_context": DASHBOARD_10},
+    )
+    # Then they are told it did not run and nothing changed, and nothing ran
+    assert status == 200
+    text = told(events).lower()
+    assert "не выполнена" in text
+    assert "статус операции неизвестен" not in text
+    assert deploys(chat) == 0
+    assert confirmation_item(chat, card["confirmation_id"])["execution"] == "not_run"
+
+
+async def test_a_confirmed_call_that_finished_is_not_reported_again(chat: ScriptedChat):
+    conversation, card = await deploy_card(chat)
+    status, events, _ = await post_stream(chat, confirm_body(conversation, card, DASHBOARD_10))
+    assert status == 200
+    assert [e.type for e in events].count("tool_end") == 1
+    assert confirmation_item(chat, card["confirmation_id"])["execution"] == "succeeded"
+    chat.model.calls = []
+    status, events, _ = await post_stream(
+        chat,
+        {"message": "спасибо", "conversation_id": conversation, "ui_context": DASHBOARD_10},
+    )
+    assert not [e for e in events if e.type in ("tool_error", "confirm_resolved")]
+    calls = [r.kind for r in chat.audit.records if r.detail.get("tool_call_id") == "call-deploy"]
+    assert calls.count(AuditKind.TOOL_CALLED) == 1
+
+
+# --- Cancel while a tool call is in flight ----------------------------------------------------
+
+
+async def cancel_in_flight(
+    chat: ScriptedChat, body: dict[str, Any], seen: str, path: str
+) -> tuple[list[Any], float]:
+    """Runs `body`, asks for a cancel from another connection once an event of type `seen`
+    arrived and the upstream received the call to `path`; returns the rest of the stream and
+    how long the stream took to end after the cancel."""
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream(
+            "POST", f"{chat.url}/api/agent/chat", json=body, headers=chat.headers()
+        ) as tab_a,
+    ):
+        stream = sse_events(tab_a)
+        async for event in stream:
+            if event.type == seen:
+                conversation = event.id.split(":")[0]
+                break
+        await wait_for(lambda: chat.stack.upstream.plan.requests(None, path) == 1)
+        cancel = await client.post(
+            f"{chat.url}/api/agent/chat/cancel",
+            headers=chat.headers(),
+            json={"conversation_id": conversation},
+        )
+        assert cancel.status_code == 202
+        asked = time.monotonic()
+        rest = [event async for event in stream]
+    return rest, rest[-1].at - asked
+
+
+async def test_a_cancel_stops_a_run_waiting_on_a_read(chat: ScriptedChat):
+    # Given a read whose upstream answer takes 8 s
+    chat.model.calls = [{"name": "get_health_summary", "args": {"dashboard_id": "10"}, "id": "h1"}]
+    chat.stack.upstream.plan.add(
+        "GET", "/api/environments/ss-dev/health", Fault(FaultKind.DELAY, seconds=8)
+    )
+    # When another tab cancels while the call is in flight
+    rest, took_s = await cancel_in_flight(
+        chat,
+        {"message": "здоровье", "ui_context": DASHBOARD_10},
+        "tool_start",
+        "/api/environments/ss-dev/health",
+    )
+    # Then the run stops within about half a second, says so, and ends the stream
+    assert took_s < 1.5
+    assert any(e.data["content"] == STOPPED_TEXT for e in rest)
+    assert rest[-1].type == "stream_end"
+    assert not [e for e in rest if e.type == "tool_end"]
+
+
+async def test_a_cancel_during_a_confirmed_write_records_and_tells_status_unknown(
+    chat: ScriptedChat,
+):
+    conversation, card = await deploy_card(chat)
+    chat.stack.upstream.plan.add(
+        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=3)
+    )
+    rest, took_s = await cancel_in_flight(
+        chat,
+        confirm_body(conversation, card, DASHBOARD_10),
+        "confirm_resolved",
+        "/api/dashboards/deploy",
+    )
+    assert took_s < 1.5
+    assert "статус операции неизвестен" in told(rest).lower()
+    assert any(e.data["content"] == STOPPED_TEXT for e in rest)
+    assert confirmation_item(chat, card["confirmation_id"])["execution"] == "unknown"
