@@ -19,7 +19,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import STREAM_MODES, ChatAgent, Durability
-from sstools_agent.domain.chat_events import ConfirmationResult
+from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
 from sstools_agent.settings import Settings
-from tests.support.agent_stack import AgentStack, collect, sample_upstream
+from tests.support.agent_stack import AgentStack, collect, confirming, sample_upstream
 from tests.support.aws import aws_subprocess_stack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,23 +85,26 @@ async def measure_turns(
     if saver.storage.s3_client is not None:  # type: ignore[union-attr]
         counter.attach(saver.storage.s3_client)  # type: ignore[union-attr]
     conversation, context = uuid.uuid4().hex, stack.context("engineer", DASHBOARD_10)
-    turns = [
-        (
-            "read: status of dashboard 10",
-            agent.send(conversation, "какой статус у этого дашборда?", context),
-        ),
-        (
-            "write: deploy to staging (card)",
-            agent.send(conversation, "задеплой дашборд 10 в staging", context),
-        ),
-        (
-            "confirm: deploy runs",
-            agent.resolve(conversation, ConfirmationResult.CONFIRMED, context),
-        ),
+
+    async def read() -> AsyncIterator[ChatEvent]:
+        return agent.send(conversation, "какой статус у этого дашборда?", context)
+
+    async def card() -> AsyncIterator[ChatEvent]:
+        return agent.send(conversation, "задеплой дашборд 10 в staging", context)
+
+    async def confirm() -> AsyncIterator[ChatEvent]:
+        confirmed = await confirming(agent, conversation, context)
+        counter.take()  # that read stands for the chat function's fingerprint check
+        return agent.resolve(conversation, ConfirmationResult.CONFIRMED, confirmed)
+
+    turns: list[tuple[str, Callable[[], Awaitable[AsyncIterator[ChatEvent]]]]] = [
+        ("read: status of dashboard 10", read),
+        ("write: deploy to staging (card)", card),
+        ("confirm: deploy runs (journal in memory)", confirm),
     ]
     results = []
-    for label, events in turns:
-        await collect(events)
+    for label, start in turns:
+        await collect(await start())
         calls, written = counter.take()
         results.append((label, calls, written))
     return results

@@ -22,7 +22,14 @@ from sstools_agent.domain.chat_events import ConfirmationResult, EventType
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
-from tests.support.agent_stack import AgentStack, RecordingOfflineModel, answer, collect, of_type
+from tests.support.agent_stack import (
+    AgentStack,
+    RecordingOfflineModel,
+    answer,
+    collect,
+    confirming,
+    of_type,
+)
 from tests.support.models import ScriptedModel
 from tests.support.seed import SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 
@@ -317,8 +324,13 @@ async def test_s3_a2_a_503_on_a_write_is_not_retried(stack: AgentStack):
     stack.upstream.plan.add("POST", path, Fault(FaultKind.STATUS, status=503, times=1))
     conversation, context = thread(), stack.context("engineer", DASHBOARD_10)
     await collect(stack.agent().send(conversation, "задеплой дашборд 10 в staging", context))
+    agent = stack.agent()
     events = await collect(
-        stack.agent().resolve(conversation, ConfirmationResult.CONFIRMED, context)
+        agent.resolve(
+            conversation,
+            ConfirmationResult.CONFIRMED,
+            await confirming(agent, conversation, context),
+        )
     )
     assert only(events, EventType.TOOL_ERROR)["code"] == "TOOL_FAILURE"
     assert stack.upstream.plan.requests("POST", path) == 1
@@ -381,7 +393,8 @@ async def test_interrupt_in_one_instance_resume_in_a_fresh_one(stack: AgentStack
     pending = await fresh.pending_confirmation(conversation)
     assert pending is not None
     assert pending.tool == "deploy_dashboard"
-    events = await collect(fresh.resolve(conversation, ConfirmationResult.CONFIRMED, context))
+    confirmed = await confirming(fresh, conversation, context)
+    events = await collect(fresh.resolve(conversation, ConfirmationResult.CONFIRMED, confirmed))
     # Then confirm_resolved comes first, the deploy runs once, and prod has dashboard 42 now
     assert events[0].metadata["result"] == "confirmed"
     assert only(events, EventType.TOOL_END)["output"]["deployed"] == [10, 42]
@@ -398,11 +411,9 @@ async def test_resume_rechecks_the_policy_with_the_resuming_user(stack: AgentSta
         )
     )
     # The runtime context is rebuilt on resume: an engineer's confirm cannot run a prod deploy
-    events = await collect(
-        stack.agent().resolve(
-            conversation, ConfirmationResult.CONFIRMED, stack.context("engineer", DASHBOARD_10)
-        )
-    )
+    agent = stack.agent()
+    engineer = await confirming(agent, conversation, stack.context("engineer", DASHBOARD_10))
+    events = await collect(agent.resolve(conversation, ConfirmationResult.CONFIRMED, engineer))
     assert only(events, EventType.PERMISSION_DENIED)["required_role"] == "admin"
     assert stack.upstream.plan.requests("POST", "/api/dashboards/deploy") == 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -23,7 +23,7 @@ from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.prefetch import DEFAULT_PREFETCH_TIMEOUT_S
-from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.agent.runtime import ChatAgent, InMemoryConfirmedCall
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwksKeys
@@ -131,6 +131,17 @@ class AgentStack:
             ui_context=parsed,
             service_token=self._service.service_token().token,
         )
+
+
+async def confirming(
+    agent: ChatAgent, conversation: str, context: AgentRunContext
+) -> AgentRunContext:
+    """`context` for confirming the card `conversation` waits on, journaled in memory (the chat
+    function journals on the confirmation item)."""
+    pending = await agent.pending_confirmation(conversation)
+    if pending is None:
+        return context
+    return replace(context, confirmed_call=InMemoryConfirmedCall.of(pending))
 
 
 async def collect(events: AsyncIterator[ChatEvent]) -> list[ChatEvent]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from langchain.agents import create_agent
@@ -30,7 +30,7 @@ from sstools_agent.agent.prefetch import (
 )
 from sstools_agent.agent.tools import build_tools
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
-from sstools_agent.domain.confirmations import ExecutionState, outcome_text
+from sstools_agent.domain.confirmations import ExecutionState, fingerprint, outcome_text
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.roles import Role
@@ -61,6 +61,39 @@ class PendingConfirmation:
     decision: dict[str, Any]
     ui_context: dict[str, Any] | None = None
     """The page context the card was created in: every resolution of the card runs in it."""
+
+    @property
+    def fingerprint(self) -> str:
+        """The fingerprint of the call as the card showed it."""
+        return fingerprint(
+            self.tool,
+            self.args,
+            self.decision.get("environment"),
+            str(self.decision.get("risk", "")),
+        )
+
+
+@dataclass
+class InMemoryConfirmedCall:
+    """A `ConfirmedCall` journaled in memory: for running the agent alone (tests, benchmarks);
+    the chat function journals on the confirmation item."""
+
+    tool_call_id: str
+    fingerprint: str
+    states: list[ExecutionState] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, pending: PendingConfirmation) -> InMemoryConfirmedCall:
+        return cls(pending.tool_call_id, pending.fingerprint)
+
+    async def started(self) -> bool:
+        if self.states:
+            return False
+        self.states.append(ExecutionState.STARTED)
+        return True
+
+    async def finished(self, outcome: ExecutionState) -> None:
+        self.states.append(outcome)
 
 
 # What the model reads in place of a confirmed call's result when its run was interrupted.

@@ -35,7 +35,7 @@ from sstools_agent.adapters.conversation_store import (
 )
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.prefetch import DEFAULT_PREFETCH_TIMEOUT_S
-from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrupted_call_events
+from sstools_agent.agent.runtime import ChatAgent, interrupted_call_events
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, EventType
 from sstools_agent.domain.confirmations import (
@@ -107,14 +107,6 @@ AUDITED: Final = {
     EventType.PERMISSION_DENIED: (AuditKind.TOOL_DENIED, "denied"),
     EventType.CONFIRM_REQUIRED: (AuditKind.CONFIRMATION_REQUESTED, "pending"),
 }
-
-
-def pending_fingerprint(pending: PendingConfirmation) -> str:
-    """The fingerprint of the call the checkpoint waits on, as the card showed it."""
-    decision = pending.decision
-    return fingerprint(
-        pending.tool, pending.args, decision.get("environment"), str(decision.get("risk", ""))
-    )
 
 
 @dataclass
@@ -372,7 +364,7 @@ class ChatTurns:
             raise ConfirmationDecided(confirmation.confirmation_id)
         agent = self._agent_factory()
         pending = await agent.pending_confirmation(conversation_id)
-        if pending is None or pending_fingerprint(pending) != confirmation.fingerprint:
+        if pending is None or pending.fingerprint != confirmation.fingerprint:
             raise NoPendingConfirmationError(conversation_id)
         if role is not None and not confirmation.expired(time.time()):
             permission = agent.permission_for(pending, role)
@@ -450,7 +442,7 @@ class ChatTurns:
         if (
             confirmation is not None
             and pending is not None
-            and pending_fingerprint(pending) == confirmation.fingerprint
+            and pending.fingerprint == confirmation.fingerprint
         ):
             match confirmation.settlement(time.time()):
                 case Settlement.CANCEL:
@@ -720,7 +712,7 @@ class ChatTurns:
             return []
         agent = self._agent_factory()
         pending = await agent.pending_confirmation(conversation.conversation_id)
-        if pending is None or pending_fingerprint(pending) != confirmation.fingerprint:
+        if pending is None or pending.fingerprint != confirmation.fingerprint:
             return []
         match confirmation.settlement(time.time()):
             case Settlement.CANCEL:
