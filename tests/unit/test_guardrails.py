@@ -161,3 +161,23 @@ def test_a_context_tool_without_an_environment_is_refused(policy):
 )
 def test_russian_plurals(count, phrase):
     assert DASHBOARD_NOUN.count_phrase(count) == phrase
+
+
+def test_a_select_with_side_effects_needs_the_confirmation_of_a_prod_write(policy):
+    # Given an admin on a prod dataset page
+    payload = {"contextVersion": 1, "objectType": "dataset", "objectId": "15", "envId": "prod"}
+    page = UIContext.model_validate(payload, context={"environments": DEFAULT_ENVIRONMENTS})
+    sql = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'bob'"
+    # When the agent is about to run a SELECT that ends other sessions
+    decision = policy.evaluate(
+        Role.ADMIN, "superset_execute_sql", {"database_id": 1, "sql": sql}, page
+    )
+    # Then it gets the card of any prod write, naming the call that makes it one
+    assert decision.permission.allowed
+    assert decision.requires_confirmation
+    assert decision.operation == "write"
+    assert decision.risk == "dangerous"
+    assert decision.tone == "destructive"
+    assert decision.badge == "⚠️ PRODUCTION"
+    assert decision.impact == "SQL может изменить данные или сервер: вызывает pg_terminate_backend"
+    assert "pg_terminate_backend" in decision.prompt

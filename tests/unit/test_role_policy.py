@@ -201,3 +201,37 @@ def test_removed_tools_carry_the_rule_that_removed_them(policy):
     assert removed["run_backup"].rule == "role"
     assert "admin" in removed["run_backup"].detail
     assert set(removed) | set(selection.offered_names) == set(CATALOG.names)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'bob'",
+        "SELECT pg_catalog.pg_terminate_backend(4242)",
+        "SELECT dblink_exec('host=db', 'DELETE FROM energy_readings')",
+    ],
+)
+def test_an_analysts_select_with_side_effects_in_prod_is_refused_like_any_write(policy, sql):
+    # Given an analyst on a prod page, and a plain write refused there
+    write = policy.evaluate(
+        Role.ANALYST,
+        "superset_execute_sql",
+        {"database_id": 1, "sql": "UPDATE t SET a = 1 WHERE id = 2"},
+        page("prod"),
+    )
+    # When the model runs a SELECT that calls a function with side effects
+    decision = policy.evaluate(
+        Role.ANALYST, "superset_execute_sql", {"database_id": 1, "sql": sql}, page("prod")
+    )
+    # Then it is refused exactly as the write is: no card, admin named, nothing runs
+    assert decision.operation == write.operation == "write"
+    assert decision.permission.allowed is write.permission.allowed is False
+    assert decision.permission.required_role == write.permission.required_role == Role.ADMIN
+    assert decision.requires_confirmation is write.requires_confirmation is False
+    assert decision.prompt == write.prompt
+    assert (
+        policy.check_invocation(
+            Role.ANALYST, "superset_execute_sql", {"database_id": 1, "sql": sql}, page("prod")
+        ).allowed
+        is False
+    )

@@ -78,6 +78,10 @@ def _impact(call: ResolvedToolCall) -> str | None:
             return None
         if not call.sql.parsed:
             return "SQL не разобран: выполнение считается изменением данных"
+        if not call.sql.statement_writes:
+            # A SELECT made a write by what it calls: say which calls, not "SELECT changes data".
+            calls = ", ".join(call.sql.unsafe_functions)
+            return f"SQL может изменить данные или сервер: вызывает {calls}"
         return f"SQL изменит данные ({', '.join(call.sql.statement_kinds)})"
     if call.operation is Operation.READ or call.spec.impact is None:
         return None

@@ -2,12 +2,15 @@
 
 The rule (design.md, issue 2): SELECT, WITH ... SELECT and EXPLAIN are reads; anything else, a
 batch containing any write, or text that does not parse, is a write. Inside a read, the tree is
-searched for anything that changes state: a data-modifying CTE, SELECT ... INTO, row locks.
+searched for anything that changes state: a data-modifying CTE, SELECT ... INTO, row locks, and
+any call of a function that is not on the dialect's allow-list (`sql_functions.py`): a SELECT
+can end sessions, run SQL given as text or read server files through what it calls.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -16,6 +19,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.sql_functions import SafeFunctions, safe_functions
 
 DEFAULT_DIALECT: Final = "postgres"
 
@@ -35,6 +39,19 @@ _WRITE_NODES: Final = (
     exp.Command,
     exp.Into,
     exp.Lock,
+    # statements sqlglot parses into their own nodes: writes, but understood (not "unparsed")
+    exp.Analyze,
+    exp.Comment,
+    exp.Commit,
+    exp.Rollback,
+    exp.Declare,
+    exp.Execute,
+    exp.Kill,
+    exp.Pragma,
+    exp.Refresh,
+    exp.Cache,
+    exp.Uncache,
+    exp.Export,
 )
 # What a statement's root may be; anything else (a bare expression) is not SQL we understand.
 _STATEMENT_ROOTS: Final = (exp.Query, exp.Describe, exp.Use, exp.Transaction, *_WRITE_NODES)
@@ -56,6 +73,10 @@ class SqlClassification:
     destructive: bool
     parsed: bool
     detail: str
+    statement_writes: tuple[str, ...] = ()
+    """Kinds of the statements that write by what they are (UPDATE, DROP, SELECT ... INTO)."""
+    unsafe_functions: tuple[str, ...] = ()
+    """Calls off the dialect's allow-list, as written (qualified ones with their schema)."""
 
     @property
     def statement_count(self) -> int:
@@ -67,23 +88,82 @@ def _unparsable(detail: str) -> SqlClassification:
     return SqlClassification(Operation.WRITE, (), destructive=True, parsed=False, detail=detail)
 
 
-def _is_read_statement(statement: exp.Expr, dialect: str) -> bool:
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """What one statement does: writes by its kind, and/or calls functions off the list."""
+
+    writes: bool
+    calls: tuple[str, ...] = ()
+
+    @property
+    def reads(self) -> bool:
+        return not self.writes and not self.calls
+
+
+def _written_name(node: exp.Func, text: str) -> str | None:
+    """The function name exactly as the SQL text spells it, or None for a node built from syntax.
+
+    sqlglot records the name token's position on every call it parsed by name (typed or
+    anonymous); `now()` becomes CurrentTimestamp, but the text still says `now`.
+    """
+    start, end = node.meta.get("start"), node.meta.get("end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return None
+    return text[start : end + 1]
+
+
+def _qualifier(node: exp.Func) -> str | None:
+    """The schema (or catalog.schema) a call is qualified with: `pg_catalog.f()`, `FROM s.f()`."""
+    parent = node.parent
+    if isinstance(parent, exp.Dot) and parent.expression is node:
+        qualifier: exp.Expr = parent.this
+        return qualifier.sql()
+    if isinstance(parent, exp.Table) and parent.this is node:
+        parts = [parent.args.get("catalog"), parent.args.get("db")]
+        named = [part.sql() for part in parts if isinstance(part, exp.Expr)]
+        return ".".join(named) or None
+    return None
+
+
+def _unsafe_calls(statement: exp.Expr, text: str, allowed: SafeFunctions) -> Iterator[str]:
+    for node in statement.walk():
+        if isinstance(node, exp.Operator):  # OPERATOR(schema.op) runs the operator's function
+            yield f"OPERATOR({node.args.get('operator')})"
+            continue
+        if not isinstance(node, exp.Func):
+            continue
+        written = _written_name(node, text)
+        if written is None:
+            if not allowed.allows_syntax(node):
+                yield node.name if isinstance(node, exp.Anonymous) else node.sql_name().lower()
+        elif (qualifier := _qualifier(node)) is not None:
+            yield f"{qualifier}.{written}"  # the list names unqualified built-ins only
+        elif not allowed.allows_name(written):
+            yield written
+
+
+def _judge(statement: exp.Expr, text: str, allowed: SafeFunctions, dialect: str) -> _Verdict:
     if isinstance(statement, exp.Command):
-        return _is_read_explain(statement, dialect)
+        return _judge_explain(statement, allowed, dialect)
+    calls = tuple(dict.fromkeys(_unsafe_calls(statement, text, allowed)))
     if not isinstance(statement, exp.Query):
-        return False
+        return _Verdict(writes=True, calls=calls)
     for node in statement.walk():
         if isinstance(node, _WRITE_NODES):
-            return False
+            return _Verdict(writes=True, calls=calls)
         if isinstance(node, exp.Select) and (node.args.get("into") or node.args.get("locks")):
-            return False
-    return True
+            return _Verdict(writes=True, calls=calls)
+    return _Verdict(writes=False, calls=calls)
 
 
-def _is_read_explain(command: exp.Command, dialect: str) -> bool:
-    """EXPLAIN reads; EXPLAIN ANALYZE runs its statement, so it reads only when that does."""
+def _judge_explain(command: exp.Command, allowed: SafeFunctions, dialect: str) -> _Verdict:
+    """EXPLAIN reads; EXPLAIN ANALYZE runs its statement, so it reads only when that does.
+
+    Without ANALYZE nothing runs, but the planner may evaluate immutable functions while
+    folding constants, so the calls of the planned statement must be harmless too.
+    """
     if str(command.this).upper() != "EXPLAIN":
-        return False
+        return _Verdict(writes=True)
     rest = command.expression.name if isinstance(command.expression, exp.Literal) else ""
     options = _EXPLAIN_OPTIONS.match(rest)
     option_text = (options.group("parenthesised") or options.group("bare") or "") if options else ""
@@ -91,13 +171,22 @@ def _is_read_explain(command: exp.Command, dialect: str) -> bool:
     try:
         inner = [s for s in sqlglot.parse(inner_sql, read=dialect) if s is not None]
     except SqlglotError:
-        return False
+        return _Verdict(writes=True)
     if len(inner) != 1:
-        return False
-    analyses = "ANALY" in option_text.upper()
-    return _is_read_statement(inner[0], dialect) or (
-        not analyses and not isinstance(inner[0], exp.Command)
+        return _Verdict(writes=True)
+    verdict = _judge(inner[0], inner_sql, allowed, dialect)
+    if "ANALY" in option_text.upper():
+        return verdict
+    return _Verdict(
+        writes=isinstance(inner[0], exp.Command) and verdict.writes, calls=verdict.calls
     )
+
+
+def _describe(statement_writes: tuple[str, ...], calls: tuple[str, ...]) -> str:
+    parts = [f"writes: {', '.join(statement_writes)}"] if statement_writes else []
+    if calls:
+        parts.append(f"calls functions off the allow-list: {', '.join(calls)}")
+    return "; ".join(parts)
 
 
 def classify_sql(sql: str, dialect: str = DEFAULT_DIALECT) -> SqlClassification:
@@ -115,19 +204,27 @@ def classify_sql(sql: str, dialect: str = DEFAULT_DIALECT) -> SqlClassification:
         str(s.this).upper() if isinstance(s, exp.Command) else type(s).__name__.upper()
         for s in statements
     )
-    writes = [s for s in statements if not _is_read_statement(s, dialect)]
+    allowed = safe_functions(dialect)
+    verdicts = [_judge(s, sql, allowed, dialect) for s in statements]
+    if all(verdict.reads for verdict in verdicts):
+        return SqlClassification(Operation.READ, kinds, False, parsed=True, detail="read only")
+    writes = [s for s, verdict in zip(statements, verdicts, strict=True) if not verdict.reads]
     destructive = any(
         isinstance(node, _DESTRUCTIVE_NODES)
         or (isinstance(node, (exp.Delete, exp.Update)) and not node.args.get("where"))
         for statement in writes
         for node in statement.walk()
     )
-    if writes:
-        return SqlClassification(
-            Operation.WRITE,
-            kinds,
-            destructive,
-            parsed=True,
-            detail=f"writes: {', '.join(kinds)}",
-        )
-    return SqlClassification(Operation.READ, kinds, False, parsed=True, detail="read only")
+    calls = tuple(dict.fromkeys(call for verdict in verdicts for call in verdict.calls))
+    statement_writes = tuple(
+        kind for kind, verdict in zip(kinds, verdicts, strict=True) if verdict.writes
+    )
+    return SqlClassification(
+        Operation.WRITE,
+        kinds,
+        destructive,
+        parsed=True,
+        detail=_describe(statement_writes, calls),
+        statement_writes=statement_writes,
+        unsafe_functions=calls,
+    )
