@@ -4,7 +4,9 @@ A `FaultPlan` holds, per method and path, the faults the next requests meet (an 
 delay, a hang, a TCP reset) and counts every request the server received, so a test can prove how
 often a client retried. `FaultInjectionMiddleware` applies the plan to any ASGI app and serves a
 small control API under `/_control`; `ResettingH11Protocol` is the uvicorn protocol that can answer
-with a real TCP reset, which no ASGI app can do.
+with a real TCP reset, which no ASGI app can do. `serve_with_faults` runs an app behind the
+middleware with that protocol: the one way the sample upstream and the tests' fault server are
+served, so a reset planned under `make run` is the reset the tests rely on.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import socket
 import struct
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -22,6 +26,8 @@ from urllib.parse import parse_qs
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from local.servers import serve
 
 CONTROL_PREFIX: Final = "/_control"
 MAX_HANG_S: Final = 120.0
@@ -58,9 +64,17 @@ class FaultPlan:
         self._lock = threading.Lock()
         self._faults: dict[tuple[str, str], list[Fault]] = {}
         self._counts: Counter[tuple[str, str]] = Counter()
+        self.resets_connections = False
+        """Whether a protocol that can reset connections serves this plan (see `bound_to`)."""
 
     def add(self, method: str, path: str, fault: Fault) -> None:
-        """Queues `fault` for requests to `method path` (`*` matches any method)."""
+        """Queues `fault` for requests to `method path` (`*` matches any method).
+
+        A RESET needs a server that can reset connections; without one it is refused here
+        rather than met as a request that never ends.
+        """
+        if fault.kind is FaultKind.RESET and not self.resets_connections:
+            raise ValueError("this server cannot reset connections (see serve_with_faults)")
         with self._lock:
             self._faults.setdefault((method.upper(), path), []).append(fault)
 
@@ -157,8 +171,10 @@ class FaultInjectionMiddleware:
         elif fault.kind is FaultKind.DELAY:
             await asyncio.sleep(fault.seconds)
             await self.app(scope, receive, send)
-        else:  # HANG (a RESET is served by the protocol before the app sees the request)
+        elif fault.kind is FaultKind.HANG:
             await self._hang(receive, fault.seconds or MAX_HANG_S)
+        else:  # a RESET is served by the protocol; here only if it cannot: say so, do not hang
+            await _send_json(send, 500, {"detail": "injected reset, but this server cannot reset"})
 
     @staticmethod
     async def _hang(receive: Any, seconds: float) -> None:
@@ -212,7 +228,8 @@ class ResettingH11Protocol(H11Protocol):
 
     @classmethod
     def bound_to(cls, plan: FaultPlan) -> type[ResettingH11Protocol]:
-        """A protocol class that consults `plan`."""
+        """A protocol class that consults `plan` (which from now on accepts RESET faults)."""
+        plan.resets_connections = True
         return type("BoundResettingH11Protocol", (cls,), {"plan": plan})
 
     def data_received(self, data: bytes) -> None:
@@ -232,3 +249,11 @@ class ResettingH11Protocol(H11Protocol):
                     self.transport.abort()
                     return
         super().data_received(data)
+
+
+@contextmanager
+def serve_with_faults(app: FaultInjectionMiddleware, *, port: int = 0) -> Iterator[str]:
+    """Runs `app` (an app behind fault injection) under uvicorn on 127.0.0.1 with the protocol
+    that resets connections for its plan; yields the base URL (`port` 0: a free one)."""
+    with serve(app, port=port, http=ResettingH11Protocol.bound_to(app.plan)) as base_url:
+        yield base_url

@@ -15,9 +15,14 @@ import json
 import logging
 import os
 import sys
-from typing import Final
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Final
 
 import uvicorn
+
+if TYPE_CHECKING:
+    from sstools_agent.settings import Settings
 
 BASE_PORT: Final = int(os.environ.get("LOCAL_PORT", "8000"))
 UPSTREAM_PORT: Final = BASE_PORT + 100
@@ -52,6 +57,24 @@ def configure_environment() -> None:
     }
     for name, value in defaults.items():
         os.environ.setdefault(name, value)
+
+
+@contextmanager
+def serve_sample_upstream(settings: Settings, *, port: int = UPSTREAM_PORT) -> Iterator[str]:
+    """The sample upstream as `make run` serves it; yields its base URL.
+
+    It verifies service tokens with the REST API's JWKS, as ss-tools does, and is served with
+    the protocol that resets connections, so `/_control` reset faults reset as in the tests.
+    """
+    from local.fault_injection import serve_with_faults  # noqa: PLC0415
+    from local.sample_upstream.app import create_app  # noqa: PLC0415
+    from sstools_agent.adapters.jwks import JwksUrlKeys  # noqa: PLC0415
+    from sstools_agent.factories import service_verifier_from, user_verifier_from  # noqa: PLC0415
+
+    jwks = JwksUrlKeys(f"http://127.0.0.1:{BASE_PORT}/.well-known/jwks.json")
+    upstream = create_app(user_verifier_from(settings), service_verifier_from(settings, jwks))
+    with serve_with_faults(upstream, port=port) as base_url:
+        yield base_url
 
 
 def banner() -> str:
@@ -111,10 +134,6 @@ def main() -> int:
     from local.audit_pump import start_audit_pump  # noqa: PLC0415
     from local.aws_resources import create_resources  # noqa: PLC0415
     from local.gateway import LocalGateway  # noqa: PLC0415
-    from local.sample_upstream.app import create_app as create_upstream  # noqa: PLC0415
-    from local.servers import serve  # noqa: PLC0415
-    from sstools_agent.adapters.jwks import JwksUrlKeys  # noqa: PLC0415
-    from sstools_agent.factories import service_verifier_from, user_verifier  # noqa: PLC0415
     from sstools_agent.settings import load_settings  # noqa: PLC0415
 
     settings = load_settings()
@@ -125,10 +144,7 @@ def main() -> int:
         start_audit_pump(
             os.environ["AWS_ENDPOINT_URL"], settings.aws_region, settings.audit_bus_name
         )
-        # The upstream verifies service tokens with the REST API's JWKS, as ss-tools does.
-        jwks = JwksUrlKeys(f"http://127.0.0.1:{BASE_PORT}/.well-known/jwks.json")
-        upstream = create_upstream(user_verifier(), service_verifier_from(settings, jwks))
-        with serve(upstream, port=UPSTREAM_PORT):
+        with serve_sample_upstream(settings):
             gateway = LocalGateway(
                 {"ChatFunction": chat_app(settings), "ApiFunction": api_app(settings)}
             )

@@ -499,8 +499,9 @@ def create_app(
     *,
     state: UpstreamState | None = None,
     plan: FaultPlan | None = None,
-) -> Any:
-    """The sample upstream as an ASGI app (FastAPI behind fault injection)."""
+) -> FaultInjectionMiddleware:
+    """The sample upstream as an ASGI app (FastAPI behind fault injection); serve it with
+    `serve_with_faults`, so its reset faults reset."""
     app = FastAPI(title="ss-tools sample upstream", version="1.0")
     app.state.data = state or seeded_state()
     app.state.user_verifier = user_verifier

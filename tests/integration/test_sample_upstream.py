@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
-from sstools_agent.factories import service_token_issuer_from
+from local.run_stack import serve_sample_upstream
+from local.sample_upstream.app import create_app
+from local.servers import serve
+from sstools_agent.factories import service_token_issuer_from, user_verifier_from
+from sstools_agent.settings import Settings
 from tests.support.agent_stack import AgentStack, user_issuer
 
 
@@ -72,3 +78,28 @@ def test_seeded_objects_the_scenarios_name(stack):
     assert state.datasets["staging"][15]["review"]["status"] == "changes_requested"
     assert sum(len(d) for d in state.dashboards.values()) >= 30
     assert len(state.datasets["staging"]) >= 20
+
+
+def test_make_runs_upstream_answers_a_reset_fault_with_a_connection_reset():
+    # started by the very function `make run` uses, so the local stack's /_control faults behave
+    # as they do in the tests: a reset is a TCP reset the client sees at once, not a hang
+    with serve_sample_upstream(Settings(), port=0) as base_url:
+        fault = {"kind": "reset", "method": "GET", "path": "/api/environments"}
+        assert httpx.post(f"{base_url}/_control/faults", json=fault).status_code == 201
+        started = time.monotonic()
+        with pytest.raises((httpx.RemoteProtocolError, httpx.ConnectError, httpx.ReadError)):
+            httpx.get(f"{base_url}/api/environments", timeout=10)
+        assert time.monotonic() - started < 1
+        # the fault was spent: the next request is answered (401: it carries no identities)
+        assert httpx.get(f"{base_url}/api/environments", timeout=10).status_code == 401
+        requests = httpx.get(f"{base_url}/_control/requests", params={"path": "/api/environments"})
+        assert requests.json()["count"] == 2
+
+
+def test_a_server_that_cannot_reset_refuses_a_reset_fault_instead_of_hanging():
+    app = create_app(user_verifier_from(Settings()), user_verifier_from(Settings()))
+    with serve(app) as base_url:  # plain h11: no way to send a TCP reset
+        fault = {"kind": "reset", "method": "GET", "path": "/api/environments"}
+        refused = httpx.post(f"{base_url}/_control/faults", json=fault)
+        assert refused.status_code == 422
+        assert "cannot reset connections" in refused.json()["detail"]

@@ -6,6 +6,7 @@ counts, read through its control API.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -249,3 +250,96 @@ async def test_a_read_that_starts_a_task_is_not_retried(client, control):
     with pytest.raises(ToolCallFailed):
         await client.call(validation, CREDENTIALS)
     assert await received(control, "POST", path) == 1
+
+
+# The tool's deadline, not the HTTP library's (httpx defaults to 5 s per connect/read/write/pool).
+# These use delays above 5 s against a tool timeout above them, so they take seconds: `slow`.
+LIBRARY_DEFAULT_S = 5.0
+DEADLINE_TOLERANCE_S = 0.75
+
+
+@pytest.mark.slow
+async def test_an_answer_after_6_s_within_a_10_s_tool_timeout_succeeds_for_a_read_and_a_write(
+    base_url, control
+):
+    await inject(control, "GET", SEARCH_PATH, kind="delay", seconds=6, times=1)
+    await inject(control, "POST", DEPLOY_PATH, kind="delay", seconds=6, times=1)
+    upstream = UpstreamToolClient(base_url, default_timeout_s=10, retry_delay_s=FAST_RETRY_S)
+    try:
+        read, write = await asyncio.gather(
+            upstream.call(SEARCH, CREDENTIALS), upstream.call(DEPLOY, CREDENTIALS)
+        )
+    finally:
+        await upstream.aclose()
+    assert (read.status_code, read.attempts) == (200, 1)
+    assert (write.status_code, write.attempts) == (200, 1)
+    assert read.elapsed_s >= 6
+    assert write.elapsed_s >= 6
+    assert await received(control, "GET", SEARCH_PATH) == 1
+    assert await received(control, "POST", DEPLOY_PATH) == 1
+
+
+@pytest.mark.slow
+async def test_an_answer_beyond_the_tool_timeout_is_a_tool_timeout_at_the_deadline(
+    base_url, control
+):
+    # every request answers after 9 s; the tool's deadline is 6 s (above the library's 5 s)
+    await inject(control, "GET", SEARCH_PATH, kind="delay", seconds=9, times=None)
+    await inject(control, "POST", DEPLOY_PATH, kind="delay", seconds=9, times=None)
+    upstream = UpstreamToolClient(base_url, default_timeout_s=6, retry_delay_s=FAST_RETRY_S)
+
+    async def timed(call: ResolvedToolCall) -> tuple[ToolCallFailed, float]:
+        started = time.monotonic()
+        with pytest.raises(ToolCallFailed) as failed:
+            await upstream.call(call, CREDENTIALS)
+        return failed.value, time.monotonic() - started
+
+    try:
+        (read, read_s), (write, write_s) = await asyncio.gather(timed(SEARCH), timed(DEPLOY))
+    finally:
+        await upstream.aclose()
+    for failure, elapsed in ((read, read_s), (write, write_s)):
+        assert failure.code == "TOOL_TIMEOUT"
+        assert failure.attempts == 1  # the timeout used the whole deadline: no retry
+        assert "6 s" in failure.detail
+        assert 6 <= elapsed < 6 + DEADLINE_TOLERANCE_S, elapsed
+    assert read.status_unknown is False
+    assert write.status_unknown is True
+    assert "operation status unknown — check status" in write.detail
+    assert await received(control, "GET", SEARCH_PATH) == 1
+    assert await received(control, "POST", DEPLOY_PATH) == 1
+
+
+async def test_a_read_retry_shares_the_deadline_of_the_first_attempt(base_url, control):
+    # the first attempt fails after 1.2 s (a hang that ends unanswered: uvicorn's 500), the retry
+    # hangs: the call ends at the tool's 2 s deadline, not 2 s after the retry began
+    await inject(control, "GET", SEARCH_PATH, kind="hang", seconds=1.2, times=1)
+    await inject(control, "GET", SEARCH_PATH, kind="hang", seconds=10, times=1)
+    upstream = UpstreamToolClient(base_url, default_timeout_s=2.0, retry_delay_s=FAST_RETRY_S)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ToolCallFailed) as failed:
+            await upstream.call(SEARCH, CREDENTIALS)
+    finally:
+        await upstream.aclose()
+    elapsed = time.monotonic() - started
+    assert failed.value.code == "TOOL_TIMEOUT"
+    assert failed.value.attempts == 2
+    assert 2.0 <= elapsed < 2.0 + DEADLINE_TOLERANCE_S, elapsed
+    assert await received(control, "GET", SEARCH_PATH) == 2
+
+
+async def test_a_read_is_not_retried_when_the_wait_would_pass_the_deadline(base_url, control):
+    await inject(control, "GET", SEARCH_PATH, kind="status", status=503, times=1)
+    upstream = UpstreamToolClient(base_url, default_timeout_s=0.5, retry_delay_s=1.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ToolCallFailed) as failed:
+            await upstream.call(SEARCH, CREDENTIALS)
+    finally:
+        await upstream.aclose()
+    assert time.monotonic() - started < 0.5
+    assert failed.value.code == "TOOL_FAILURE"
+    assert failed.value.status_code == 503
+    assert failed.value.attempts == 1
+    assert await received(control, "GET", SEARCH_PATH) == 1

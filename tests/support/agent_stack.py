@@ -13,10 +13,9 @@ from pydantic import Field
 
 from functions.chat.app import create_app as create_chat_app
 from local.demo_users import DEMO_USERS
-from local.fault_injection import FaultPlan, ResettingH11Protocol
+from local.fault_injection import FaultPlan, serve_with_faults
 from local.sample_upstream.app import create_app
 from local.sample_upstream.seed import UpstreamState, seeded_state
-from local.servers import serve
 from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
@@ -70,7 +69,7 @@ def sample_upstream(settings: Settings) -> Iterator[SampleUpstream]:
     app = create_app(
         user_verifier_from(settings), service_verifier_from(settings, service_keys), plan=plan
     )
-    with serve(app, http=ResettingH11Protocol.bound_to(plan)) as base_url:
+    with serve_with_faults(app) as base_url:
         yield SampleUpstream(base_url, app, plan)
 
 

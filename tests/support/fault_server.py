@@ -8,8 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from local.fault_injection import FaultInjectionMiddleware, FaultPlan, ResettingH11Protocol
-from local.servers import serve
+from local.fault_injection import FaultInjectionMiddleware, FaultPlan, serve_with_faults
 
 
 async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -42,5 +41,5 @@ async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 def fault_server(plan: FaultPlan) -> Iterator[str]:
     """The echo app behind fault injection, with real TCP resets; yields its base URL."""
     app = FaultInjectionMiddleware(echo_app, plan)
-    with serve(app, http=ResettingH11Protocol.bound_to(plan)) as base_url:
+    with serve_with_faults(app) as base_url:
         yield base_url

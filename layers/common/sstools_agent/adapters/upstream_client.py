@@ -1,11 +1,15 @@
 """HTTP client for the ss-tools upstream API, used by every tool (httpx, async).
 
-Semantics (AGTL-FR-002, AGTL-FR-004, seed edge cases):
+Semantics (AGTL-FR-002, AGTL-FR-004, seed edge cases; docs/upstream-api.md states them for users):
 - every request carries `Authorization: Bearer <service JWT>` and `X-User-JWT: <user JWT>`;
-- a read retries once, after a fixed delay (1 s), on a 5xx answer or a connection error;
-- a write never retries;
-- each attempt has a deadline (the tool's timeout, 30 s unless configured): a read that times out is
-  a TOOL_TIMEOUT; a write that times out reports «operation status unknown — check status»;
+- a call has one deadline, the tool's timeout (30 s unless configured), counted from the start of
+  the call and shared by its retry; this client is its only home. httpx's own connect, read,
+  write and pool timeouts are set from what remains of it on every attempt, so the library's
+  defaults (5 s) never decide, and an overall bound catches answers trickled in slowly;
+- a read retries once, after a fixed delay (1 s), on a 5xx answer or a connection error, and only
+  when the wait leaves time for another attempt; a write never retries;
+- a call that reaches its deadline is a TOOL_TIMEOUT (never retried: the deadline is spent); for a
+  write whose request may have left it reports «operation status unknown — check status»;
 - 401 means the user's session expired («сессия истекла, обновите страницу»), never retried;
 - 403 is FORBIDDEN; every other failure maps to a code of `ErrorCode`.
 """
@@ -30,6 +34,8 @@ from sstools_agent.domain.errors import (
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 
 DEFAULT_RETRY_DELAY_S: Final = 1.0
+_MIN_RETRY_WINDOW_S: Final = 0.1
+"""A read retries only if at least this much of its deadline is left after the retry delay."""
 USER_JWT_HEADER: Final = "X-User-JWT"
 REQUEST_ID_HEADER: Final = "X-Request-ID"
 
@@ -45,6 +51,7 @@ _CODE_BY_STATUS: Final[Mapping[int, ErrorCode]] = {
 _NOT_PROCESSED_STATUSES: Final = frozenset({503})
 # Errors raised before the request left this process: nothing can have happened upstream.
 _NOT_SENT_ERRORS: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_NOT_SENT_TIMEOUTS: Final = (httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +101,11 @@ class ToolRunner(Protocol):
         call: ResolvedToolCall,
         credentials: UpstreamCredentials,
         request_id: str | None = None,
+        *,
+        timeout_s: float | None = None,
     ) -> ToolCallOutcome:
-        """Runs the call; raises ToolCallFailed."""
+        """Runs the call within the tool's timeout, or `timeout_s` when that is shorter;
+        raises ToolCallFailed (TOOL_TIMEOUT when the deadline passes)."""
         ...
 
 
@@ -131,14 +141,22 @@ class UpstreamToolClient:
     ) -> None:
         self._default_timeout_s = default_timeout_s
         self._retry_delay_s = retry_delay_s
-        self._http = httpx.AsyncClient(base_url=base_url, transport=transport)
+        # Every request sets its own timeouts from its call's deadline; this default only makes
+        # sure nothing ever runs on httpx's 5 s.
+        self._http = httpx.AsyncClient(
+            base_url=base_url, transport=transport, timeout=httpx.Timeout(default_timeout_s)
+        )
 
     async def aclose(self) -> None:
         """Closes the connection pool."""
         await self._http.aclose()
 
     def _request(
-        self, call: ResolvedToolCall, credentials: UpstreamCredentials, request_id: str | None
+        self,
+        call: ResolvedToolCall,
+        credentials: UpstreamCredentials,
+        request_id: str | None,
+        timeout: httpx.Timeout,
     ) -> httpx.Request:
         spec = call.spec
         if spec.method is None or spec.path is None:
@@ -157,10 +175,12 @@ class UpstreamToolClient:
         if request_id:
             headers[REQUEST_ID_HEADER] = request_id
         if spec.method == "GET":
-            return self._http.build_request("GET", path, params=rest, headers=headers)
+            return self._http.build_request(
+                "GET", path, params=rest, headers=headers, timeout=timeout
+            )
         if call.environment is not None and spec.environment_argument is None:
             rest["env_id"] = call.environment.env_id
-        return self._http.build_request("POST", path, json=rest, headers=headers)
+        return self._http.build_request("POST", path, json=rest, headers=headers, timeout=timeout)
 
     def _failure_for_status(
         self, call: ResolvedToolCall, response: httpx.Response, attempt: int
@@ -186,23 +206,40 @@ class UpstreamToolClient:
             code, detail, attempts=attempt, status_code=status, status_unknown=unknown
         )
 
+    @staticmethod
+    def _timed_out(
+        call: ResolvedToolCall, timeout_s: float, attempt: int, *, sent: bool
+    ) -> ToolCallFailed:
+        """The deadline passed; a write whose request may have left has an unknown fate."""
+        unknown = sent and call.operation is Operation.WRITE
+        detail = f"no answer within {timeout_s:g} s"
+        if unknown:
+            detail = f"{detail}; {WRITE_STATUS_UNKNOWN_MESSAGE}"
+        elif not sent:
+            detail = f"{detail}; the request never left, nothing was changed"
+        return ToolCallFailed(
+            ErrorCode.TOOL_TIMEOUT, detail, attempts=attempt, status_unknown=unknown
+        )
+
     async def _attempt(
-        self, call: ResolvedToolCall, request: httpx.Request, timeout_s: float, attempt: int
+        self,
+        call: ResolvedToolCall,
+        request: httpx.Request,
+        deadline: float,
+        timeout_s: float,
+        attempt: int,
     ) -> httpx.Response:
+        """One attempt, bounded by the call's deadline (an event-loop time)."""
         is_write = call.operation is Operation.WRITE
         try:
-            async with asyncio.timeout(timeout_s):
+            # httpx's timeouts bound each connect, read and write; this bounds the whole answer.
+            async with asyncio.timeout_at(deadline):
                 response = await self._http.send(request)
                 await response.aread()
-        except TimeoutError:
-            detail = (
-                f"no answer within {timeout_s:g} s; {WRITE_STATUS_UNKNOWN_MESSAGE}"
-                if is_write
-                else f"no answer within {timeout_s:g} s"
-            )
-            raise ToolCallFailed(
-                ErrorCode.TOOL_TIMEOUT, detail, attempts=attempt, status_unknown=is_write
-            ) from None
+        except _NOT_SENT_TIMEOUTS:
+            raise self._timed_out(call, timeout_s, attempt, sent=False) from None
+        except (TimeoutError, httpx.TimeoutException):
+            raise self._timed_out(call, timeout_s, attempt, sent=True) from None
         except _NOT_SENT_ERRORS as error:
             failure = ToolCallFailed(
                 ErrorCode.TOOL_FAILURE,
@@ -229,18 +266,28 @@ class UpstreamToolClient:
         call: ResolvedToolCall,
         credentials: UpstreamCredentials,
         request_id: str | None = None,
+        *,
+        timeout_s: float | None = None,
     ) -> ToolCallOutcome:
-        """Runs the call once, or twice for a read that met a transient failure."""
-        timeout_s = call.spec.timeout_s or self._default_timeout_s
+        """Runs the call once, or twice for a read that met a transient failure and has time
+        left, all within one deadline: the tool's timeout, or `timeout_s` when shorter."""
+        tool_timeout_s = call.spec.timeout_s or self._default_timeout_s
+        timeout_s = tool_timeout_s if timeout_s is None else min(tool_timeout_s, timeout_s)
         max_attempts = 2 if call.may_retry else 1
+        loop = asyncio.get_running_loop()
         started = time.perf_counter()
+        deadline = loop.time() + timeout_s
         attempt = 1
         while True:
-            request = self._request(call, credentials, request_id)
+            remaining = deadline - loop.time()
+            request = self._request(call, credentials, request_id, httpx.Timeout(remaining))
             try:
-                response = await self._attempt(call, request, timeout_s, attempt)
+                response = await self._attempt(call, request, deadline, timeout_s, attempt)
             except _Retryable as retryable:
-                if attempt >= max_attempts:
+                # A retry needs the wait and then some time to answer; without it, the first
+                # failure is the truer report than a timeout of an attempt that had no chance.
+                time_left = deadline - loop.time() - self._retry_delay_s
+                if attempt >= max_attempts or time_left < _MIN_RETRY_WINDOW_S:
                     raise retryable.failure from None
                 attempt += 1
                 await asyncio.sleep(self._retry_delay_s)

@@ -5,12 +5,11 @@ call (as the user, through the policy), summarised to a small budget, and put in
 prompt as a delimited data block. The model can then answer "what is the status of this
 dashboard" without a tool round trip (the router suppresses search_dashboards for it). A prefetch
 that fails, is not allowed, or is slower than its budget yields None: the turn goes the normal
-tool path, delayed at most by the budget.
+tool path, delayed at most by the budget (handed to the upstream client as this call's deadline).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -72,8 +71,9 @@ async def prefetch_object(
         call = policy.resolve(tool, args, ui_context)
         if call is None or not decision.permission.allowed or decision.requires_confirmation:
             return None
-        outcome = await asyncio.wait_for(upstream.call(call, credentials, request_id), timeout_s)
-    except (TimeoutError, ToolCallFailed, InvalidToolCall) as failure:
+        # The client owns the deadline (its retry included): the budget is handed to it.
+        outcome = await upstream.call(call, credentials, request_id, timeout_s=timeout_s)
+    except (ToolCallFailed, InvalidToolCall) as failure:
         logger.info("prefetch skipped", extra={"tool": tool, "reason": type(failure).__name__})
         return None
     summary = summarise_tool_output(outcome.output, PREFETCH_BUDGET_CHARS)
