@@ -17,6 +17,7 @@ from local.fault_injection import FaultPlan, ResettingH11Protocol
 from local.sample_upstream.app import create_app
 from local.sample_upstream.seed import UpstreamState, seeded_state
 from local.servers import serve
+from sstools_agent.adapters.blob_store import BlobStore
 from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
@@ -35,6 +36,7 @@ from sstools_agent.factories import (
     confirmation_workflow_from,
     service_token_issuer_from,
     service_verifier_from,
+    tool_output_store_from,
     tool_policy_from,
     user_verifier_from,
 )
@@ -158,9 +160,11 @@ def chat_app(
     service_token: Callable[[], Awaitable[str]] | None = None,
     router: ToolRouter | None = None,
     prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
+    outputs: BlobStore | None = None,
 ) -> tuple[Any, DynamoDBConversationStore, ChatAgent]:
     """The chat function's app over this stack, its store, and its one agent (the process
-    factory keeps one too). Service tokens are minted directly unless `service_token` says."""
+    factory keeps one too). Service tokens are minted directly unless `service_token` says;
+    large tool outputs are kept in the template's bucket unless `outputs` says."""
     settings = stack.settings
     store = DynamoDBConversationStore(
         settings.conversations_table,
@@ -182,6 +186,7 @@ def chat_app(
             audit=audit,
             confirmation_timeout_s=settings.confirmation_timeout_s,
             prefetch_timeout_s=prefetch_timeout_s,
+            outputs=outputs or tool_output_store_from(settings),
         ),
         verifier=user_verifier_from(settings),
         service_token=service_token or minted,

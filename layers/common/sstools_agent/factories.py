@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from sstools_agent.adapters.audit import EventBridgeAuditSink
+from sstools_agent.adapters.blob_store import S3BlobStore
 from sstools_agent.adapters.confirmations import (
     DynamoDBConfirmationStore,
     StepFunctionsConfirmationWorkflow,
@@ -90,6 +91,15 @@ def conversation_store_from(settings: Settings) -> DynamoDBConversationStore:
     """Conversations in their DynamoDB table."""
     return DynamoDBConversationStore(
         settings.conversations_table,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
+def tool_output_store_from(settings: Settings) -> S3BlobStore:
+    """Tool outputs too large for a history item, kept whole in the checkpoints' bucket."""
+    return S3BlobStore(
+        settings.checkpoint_bucket,
         region=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,
     )

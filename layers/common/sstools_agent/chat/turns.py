@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 import anyio
 
 from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.adapters.blob_store import BlobStore, MemoryBlobStore
 from sstools_agent.adapters.confirmations import (
     ConfirmationDecided,
     ConfirmationForbidden,
@@ -159,8 +160,10 @@ class ChatTurns:
         lease_s: float = DEFAULT_LEASE_S,
         confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
         prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
+        outputs: BlobStore | None = None,
     ) -> None:
         self.prefetch_timeout_s = prefetch_timeout_s
+        self.outputs: BlobStore = outputs or MemoryBlobStore()
         self._agent_factory = agent_factory
         self.audit = audit
         self.store = store
