@@ -83,17 +83,19 @@ def types(events: list[dict[str, Any]]) -> list[str | None]:
 
 
 def only(events: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    found = [e["metadata"] for e in events if e["metadata"].get("type") == kind]
+    found: list[dict[str, Any]] = [
+        e["metadata"] for e in events if e["metadata"].get("type") == kind
+    ]
     assert len(found) == 1, types(events)
     return found[0]
 
 
 def ascii_text(seed: str, size: int) -> str:
     """`size` characters of base64: ASCII that compresses poorly (as real data often does)."""
-    chunks, counter = [], 0
-    while sum(map(len, chunks)) < size:
-        chunks.append(base64.b64encode(hashlib.sha512(f"{seed}{counter}".encode()).digest()))
-        counter += 1
+    chunks = [
+        base64.b64encode(hashlib.sha512(f"{seed}{n}".encode()).digest())
+        for n in range(size // 88 + 1)
+    ]
     return b"".join(chunks).decode()[:size]
 
 
@@ -146,7 +148,7 @@ def test_a_large_output_is_kept_whole_and_shown_everywhere(origin: Origin, text:
     # And the history reads, with the summary inline and the reference to the whole output
     read = history(origin, alice, conversation)
     assert read.status_code == 200, read.text
-    user_message, assistant = read.json()["items"]
+    _, assistant = read.json()["items"]
     assert "Найдено дашбордов: 45" in assistant["content"]
     (call,) = assistant["tool_calls"]
     assert call["status"] == "tool_end"
@@ -226,7 +228,9 @@ def test_event_chunks_and_history_items_stay_under_the_item_limit(origin: Origin
 def origin_without_bucket(stack: AgentStack) -> Iterator[Origin]:
     """The stack with the kept-outputs bucket missing (the checkpoints' bucket is still there)."""
     missing = S3BlobStore(
-        "no-such-bucket", region=stack.settings.aws_region, endpoint_url=stack.settings.aws_endpoint_url
+        "no-such-bucket",
+        region=stack.settings.aws_region,
+        endpoint_url=stack.settings.aws_endpoint_url,
     )
     yield from _origin(stack, outputs=missing)
 

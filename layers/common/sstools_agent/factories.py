@@ -167,6 +167,7 @@ def conversations_api_from(settings: Settings, reader: SecretsReader) -> Convers
         conversation_store_from(settings),
         CursorCodec(secret, "conversations"),
         CursorCodec(secret, "history"),
+        tool_output_store_from(settings),
     )
 
 

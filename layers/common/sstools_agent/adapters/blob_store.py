@@ -38,9 +38,7 @@ class S3BlobStore:
 
     def __init__(self, bucket: str, *, region: str, endpoint_url: str | None = None) -> None:
         self.bucket = bucket
-        self._s3 = boto3.session.Session(region_name=region).client(
-            "s3", endpoint_url=endpoint_url
-        )
+        self._s3 = boto3.session.Session(region_name=region).client("s3", endpoint_url=endpoint_url)
 
     async def put(self, key: str, data: bytes, content_type: str) -> None:
         def write() -> None:
