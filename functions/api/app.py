@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.adapters.blob_store import BlobStoreError
 from sstools_agent.adapters.conversation_store import (
     ConversationArchived,
     ConversationBusy,
@@ -42,6 +43,7 @@ from sstools_agent.factories import (
 from sstools_agent.rest.schemas import (
     CONVERSATION_ID_PATTERN,
     IDEMPOTENCY_KEY_PATTERN,
+    TOOL_CALL_ID_PATTERN,
     AppendMessageBody,
     ArchivedConversation,
     ConversationActivity,
@@ -58,7 +60,12 @@ from sstools_agent.rest.schemas import (
     ServiceTokenRequest,
     ServiceTokenResponse,
 )
-from sstools_agent.rest.service import ConversationsApi, InvalidCredentials, ServiceTokens
+from sstools_agent.rest.service import (
+    ConversationsApi,
+    InvalidCredentials,
+    ServiceTokens,
+    ToolOutputNotFound,
+)
 from sstools_agent.settings import Settings
 from sstools_agent.web import (
     authenticate,
@@ -92,6 +99,12 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
     ),
     InvalidCursor: (400, ErrorCode.INVALID_CURSOR, "The cursor is not valid for this listing."),
     InvalidCredentials: (401, ErrorCode.UNAUTHORIZED, "Unknown client credentials."),
+    ToolOutputNotFound: (404, ErrorCode.NOT_FOUND, "No kept output for this tool call."),
+    BlobStoreError: (
+        503,
+        ErrorCode.STORAGE_FAILURE,
+        "The tool output cannot be read now; try again later.",
+    ),
 }
 
 
@@ -105,6 +118,13 @@ def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 ConversationId = Annotated[str, Path(pattern=CONVERSATION_ID_PATTERN)]
+ToolCallId = Annotated[str, Path(pattern=TOOL_CALL_ID_PATTERN)]
+TOOL_OUTPUT_ANSWER: Final[dict[int | str, dict[str, Any]]] = {
+    200: {
+        "description": "The tool's full output: its JSON exactly as kept",
+        "content": {"application/json": {"schema": {}}},
+    }
+}
 bearer = HTTPBearer(auto_error=False, description="The user's JWT")
 
 
@@ -214,6 +234,14 @@ class ApiEndpoints:
         response.status_code = 200 if replayed else 201
         response.headers["Idempotent-Replayed"] = str(replayed).lower()
         return HistoryMessage.of(message)
+
+    async def tool_output(
+        self, id: ConversationId, tool_call_id: ToolCallId, caller: Caller
+    ) -> Response:
+        """A tool output too large for the history, whole (the history holds its summary and
+        this path as `output_ref`); another user's is 404 like a missing one."""
+        kept = await self.conversations.tool_output(caller.subject, id, tool_call_id)
+        return Response(kept, media_type="application/json")
 
     async def archive(
         self,
@@ -342,6 +370,13 @@ def create_app(**collaborators: Any) -> FastAPI:
             201,
         ),
         ("DELETE", conversation, endpoints.archive, responses(401, 404), 200),
+        (
+            "GET",
+            f"{conversation}/tool-outputs/{{tool_call_id}}",
+            endpoints.tool_output,
+            responses(401, 404, 503) | TOOL_OUTPUT_ANSWER,
+            200,
+        ),
         (
             "GET",
             "/api/agent/conversations/{id}/active",

@@ -16,6 +16,7 @@ from local.demo_users import DEMO_USERS
 from local.fault_injection import FaultPlan, serve_with_faults
 from local.sample_upstream.app import create_app
 from local.sample_upstream.seed import UpstreamState, seeded_state
+from sstools_agent.adapters.blob_store import BlobStore
 from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
@@ -34,6 +35,7 @@ from sstools_agent.factories import (
     confirmation_workflow_from,
     service_token_issuer_from,
     service_verifier_from,
+    tool_output_store_from,
     tool_policy_from,
     user_verifier_from,
 )
@@ -168,9 +170,11 @@ def chat_app(
     service_token: Callable[[], Awaitable[str]] | None = None,
     router: ToolRouter | None = None,
     prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
+    outputs: BlobStore | None = None,
 ) -> tuple[Any, DynamoDBConversationStore, ChatAgent]:
     """The chat function's app over this stack, its store, and its one agent (the process
-    factory keeps one too). Service tokens are minted directly unless `service_token` says."""
+    factory keeps one too). Service tokens are minted directly unless `service_token` says;
+    large tool outputs are kept in the template's bucket unless `outputs` says."""
     settings = stack.settings
     store = DynamoDBConversationStore(
         settings.conversations_table,
@@ -192,6 +196,7 @@ def chat_app(
             audit=audit,
             confirmation_timeout_s=settings.confirmation_timeout_s,
             prefetch_timeout_s=prefetch_timeout_s,
+            outputs=outputs or tool_output_store_from(settings),
         ),
         verifier=user_verifier_from(settings),
         service_token=service_token or minted,

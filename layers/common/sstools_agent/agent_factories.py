@@ -16,6 +16,7 @@ from sstools_agent.factories import (
     confirmation_store_from,
     confirmation_workflow_from,
     conversation_store,
+    tool_output_store_from,
     tool_policy,
     tool_router_from,
     upstream_client,
@@ -64,4 +65,5 @@ def chat_turns() -> ChatTurns:
         audit=audit_sink(),
         confirmation_timeout_s=settings.confirmation_timeout_s,
         prefetch_timeout_s=settings.prefetch_timeout_s,
+        outputs=tool_output_store_from(settings),
     )

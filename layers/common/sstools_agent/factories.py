@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from sstools_agent.adapters.audit import EventBridgeAuditSink
+from sstools_agent.adapters.blob_store import S3BlobStore
 from sstools_agent.adapters.confirmations import (
     DynamoDBConfirmationStore,
     StepFunctionsConfirmationWorkflow,
@@ -95,6 +96,15 @@ def conversation_store_from(settings: Settings) -> DynamoDBConversationStore:
     )
 
 
+def tool_output_store_from(settings: Settings) -> S3BlobStore:
+    """Tool outputs too large for a history item, kept whole in the checkpoints' bucket."""
+    return S3BlobStore(
+        settings.checkpoint_bucket,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
 def confirmation_store_from(settings: Settings) -> DynamoDBConfirmationStore:
     """Pending confirmations, in the conversations table."""
     return DynamoDBConfirmationStore(
@@ -157,6 +167,7 @@ def conversations_api_from(settings: Settings, reader: SecretsReader) -> Convers
         conversation_store_from(settings),
         CursorCodec(secret, "conversations"),
         CursorCodec(secret, "history"),
+        tool_output_store_from(settings),
     )
 
 

@@ -26,18 +26,16 @@ from botocore.exceptions import ClientError
 
 from sstools_agent.domain.conversations import (
     Conversation,
-    MessageRole,
     StoredMessage,
     title_search_key,
 )
-from sstools_agent.domain.tool_output_summary import summarise_tool_output
+from sstools_agent.domain.tool_outputs import MAX_ITEM_BYTES
 
 T = TypeVar("T")
 EVENTS_PER_CHUNK: Final = 50
+"""Events per stored chunk at most (fewer when their bytes would pass `MAX_ITEM_BYTES`)."""
 QUERY_BATCH: Final = 100
 """Items a listing query evaluates per call (filters apply after DynamoDB's limit)."""
-MAX_STORED_JSON_CHARS: Final = 300_000
-"""Above this an event or message is stored summarised (DynamoDB items stop at 400 KB)."""
 
 
 class ConversationBusy(Exception):
@@ -54,6 +52,11 @@ class ConversationArchived(Exception):
 
 class IdempotencyKeyReused(Exception):
     """An idempotency key already used for a different message (409)."""
+
+
+class StoredItemTooLarge(ValueError):
+    """A message or a single event whose JSON alone passes the item limit (large tool outputs
+    are kept by reference before they get here, so this names a defect, not a big answer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,20 +115,57 @@ def _pk(conversation_id: str) -> str:
     return f"CONV#{conversation_id}"
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _size(text: str) -> int:
+    """Bytes of `text` in UTF-8: what DynamoDB counts against its item limit."""
+    return len(text.encode("utf-8", errors="surrogatepass"))
+
+
 def _bounded_json(value: Any) -> str:
-    """JSON for storage; an oversized value is stored as its structured summary instead."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) <= MAX_STORED_JSON_CHARS:
-        return text
-    summary = summarise_tool_output(value, MAX_STORED_JSON_CHARS - 200)
-    return json.dumps(
-        {
-            "stored_summary": True,
-            "raw_chars": summary.raw_chars,
-            "value": json.loads(summary.content),
-        },
-        ensure_ascii=False,
-    )
+    """JSON for one item's attribute; StoredItemTooLarge above the item limit (in bytes)."""
+    text = _json(value)
+    if _size(text) > MAX_ITEM_BYTES:
+        raise StoredItemTooLarge(f"{_size(text)} bytes; at most {MAX_ITEM_BYTES} fit an item")
+    return text
+
+
+def _event_chunks(
+    events: Sequence[tuple[int, dict[str, Any]]],
+) -> list[list[tuple[int, dict[str, Any]]]]:
+    """Consecutive events in chunks of at most EVENTS_PER_CHUNK and MAX_ITEM_BYTES each."""
+    chunks: list[list[tuple[int, dict[str, Any]]]] = []
+    current: list[tuple[int, dict[str, Any]]] = []
+    used = 2  # the list's brackets
+    for seq, wire in events:
+        size = _size(_json([seq, wire])) + 2  # and a separator
+        if size + 2 > MAX_ITEM_BYTES:
+            raise StoredItemTooLarge(f"event {seq} alone is {size} bytes")
+        if current and (len(current) >= EVENTS_PER_CHUNK or used + size > MAX_ITEM_BYTES):
+            chunks.append(current)
+            current, used = [], 2
+        current.append((seq, wire))
+        used += size
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _stored_events(text: str) -> list[tuple[int, dict[str, Any]]]:
+    """A chunk's events; a chunk an earlier version stored as a summary yields what it kept."""
+    data = json.loads(text)
+    if isinstance(data, dict):  # {"stored_summary": true, "value": [...] or {"items": [...]}}
+        data = data.get("value")
+        if isinstance(data, dict):
+            data = data.get("items")
+    pairs = data if isinstance(data, list) else []
+    return [
+        (int(pair[0]), pair[1])
+        for pair in pairs
+        if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], dict)
+    ]
 
 
 def _conversation(item: dict[str, Any]) -> Conversation:
@@ -171,9 +211,11 @@ def _owner_key(owner: str) -> str:
 
 
 def _stored_message(item: dict[str, Any]) -> StoredMessage:
-    data = json.loads(item["message"])
-    data["role"] = MessageRole(data["role"])
-    return StoredMessage(**data)
+    key = str(item["SK"])  # MSG#<seq>#<n> or IDEM#<key>
+    seq = key.split("#")[1]
+    return StoredMessage.from_record(
+        json.loads(item["message"]), key=key, seq=int(seq) if seq.isdigit() else 0
+    )
 
 
 def _is_condition_failure(error: ClientError) -> bool:
@@ -285,19 +327,21 @@ class DynamoDBConversationStore:
     async def append_events(
         self, conversation_id: str, run_id: str, events: Sequence[tuple[int, dict[str, Any]]]
     ) -> bool:
-        """Stores a chunk of events; returns True when a cancel of this run was requested."""
+        """Stores events (in as many items as their bytes need); returns True when a cancel of
+        this run was requested."""
         if not events:
             return False
-        first, last = events[0][0], events[-1][0]
-        await self._run(
-            self._table.put_item,
-            Item={
-                "PK": _pk(conversation_id),
-                "SK": f"EVT#{first:012d}",
-                "last_seq": last,
-                "events": _bounded_json([[seq, wire] for seq, wire in events]),
-            },
-        )
+        last = events[-1][0]
+        for chunk in _event_chunks(events):
+            await self._run(
+                self._table.put_item,
+                Item={
+                    "PK": _pk(conversation_id),
+                    "SK": f"EVT#{chunk[0][0]:012d}",
+                    "last_seq": chunk[-1][0],
+                    "events": _json([[seq, wire] for seq, wire in chunk]),
+                },
+            )
         response = await self._run(
             self._table.update_item,
             Key={"PK": _pk(conversation_id), "SK": "META"},
@@ -308,18 +352,21 @@ class DynamoDBConversationStore:
         return bool(response.get("Attributes", {}).get("cancel_run") == run_id)
 
     async def add_messages(self, conversation_id: str, messages: Sequence[StoredMessage]) -> None:
-        """Writes history messages (each keyed by its sequence number)."""
+        """Writes history messages (each keyed by its sequence number); StoredItemTooLarge, with
+        nothing written, when one would not fit an item."""
+        items = [
+            {
+                "PK": _pk(conversation_id),
+                "SK": f"MSG#{message.seq:012d}#{index:03d}",
+                "message": _bounded_json(asdict(message)),
+            }
+            for index, message in enumerate(messages)
+        ]
 
         def write() -> None:
             with self._table.batch_writer() as batch:
-                for index, message in enumerate(messages):
-                    batch.put_item(
-                        Item={
-                            "PK": _pk(conversation_id),
-                            "SK": f"MSG#{message.seq:012d}#{index:03d}",
-                            "message": _bounded_json(asdict(message)),
-                        }
-                    )
+                for item in items:
+                    batch.put_item(Item=item)
 
         await anyio.to_thread.run_sync(write)
 
@@ -357,7 +404,7 @@ class DynamoDBConversationStore:
         )
         found: list[tuple[int, dict[str, Any]]] = []
         for item in response.get("Items", []):
-            found += [(int(s), wire) for s, wire in json.loads(item["events"]) if int(s) > seq]
+            found += [(s, wire) for s, wire in _stored_events(item["events"]) if s > seq]
         return sorted(found, key=lambda pair: pair[0])
 
     async def messages(self, conversation_id: str) -> list[StoredMessage]:

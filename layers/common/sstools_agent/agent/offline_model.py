@@ -37,6 +37,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from sstools_agent.agent.prompts import OBJECT_SUMMARY_CLOSE, OBJECT_SUMMARY_OPEN
+from sstools_agent.domain.tool_output_summary import read_tool_output_block
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
 
 # Words that name the seeded environments; an id in the page context is always understood.
@@ -523,10 +524,14 @@ class OfflineChatModel(BaseChatModel):
             if result.status == "error":
                 parts.append(_describe_failure(result, russian))
                 continue
-            try:
-                data = json.loads(_text_of(result))
-            except ValueError:
-                data = _text_of(result)
+            block = read_tool_output_block(_text_of(result))
+            if block is not None:  # read as data, as the block's frame says
+                data = block.get("result")
+            else:
+                try:
+                    data = json.loads(_text_of(result))
+                except ValueError:
+                    data = _text_of(result)
             parts.append(_describe_success(result.name or "tool", data, russian))
         return " ".join(parts)
 

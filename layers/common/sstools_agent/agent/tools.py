@@ -1,7 +1,8 @@
 """LangChain tools built from the catalog: one per ToolSpec, executed through the upstream client.
 
-A tool returns the structured summary to the model and the full output as its artifact, so the UI
-receives everything while the model's context stays within budget (AGTL-FR-003). The run's
+A tool returns the structured summary to the model, framed as a delimited data block (never as
+instructions), and the full output as its artifact, so the UI receives everything while the
+model's context stays within budget (AGTL-FR-003). The run's
 context comes from LangGraph's runtime (`get_runtime`), not from an injected argument: the strict
 argument models (unknown arguments refused) must see exactly what the model sent.
 """
@@ -18,14 +19,15 @@ from sstools_agent.adapters.upstream_client import ToolRunner
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.domain.catalog_types import ToolSpec
 from sstools_agent.domain.tool_catalog import CAPABILITIES_TOOL
-from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS, summarise_tool_output
+from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS, render_tool_output_block
 from sstools_agent.domain.tool_policy import ToolPolicy
 
 ToolResult = tuple[str, dict[str, Any]]
 
 
-def _result(output: Any, budget: int, **details: Any) -> ToolResult:
-    summary = summarise_tool_output(output, budget)
+def _result(tool: str, output: Any, budget: int, **details: Any) -> ToolResult:
+    """The model's view (the summary, framed as data) and the artifact (the full output)."""
+    summary = render_tool_output_block(tool, output, budget)
     artifact = {
         "output": output,
         "raw_chars": summary.raw_chars,
@@ -57,7 +59,11 @@ def _upstream_tool(
             raise LookupError(spec.name)
         outcome = await upstream.call(call, context.credentials, context.request_id)
         return _result(
-            outcome.output, budget, attempts=outcome.attempts, elapsed_s=outcome.elapsed_s
+            spec.name,
+            outcome.output,
+            budget,
+            attempts=outcome.attempts,
+            elapsed_s=outcome.elapsed_s,
         )
 
     return _as_tool(spec, run)
@@ -71,7 +77,7 @@ def _capabilities_tool(spec: ToolSpec, policy: ToolPolicy, budget: int) -> BaseT
             {"name": s.name, "description": s.description, "operation": s.operation.value}
             for s in selection.offered
         ]
-        return _result({"role": context.role, "tools": tools}, budget)
+        return _result(spec.name, {"role": context.role, "tools": tools}, budget)
 
     return _as_tool(spec, run)
 

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 import anyio
 
 from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.adapters.blob_store import BlobStore, MemoryBlobStore
 from sstools_agent.adapters.confirmations import (
     ConfirmationDecided,
     ConfirmationForbidden,
@@ -36,6 +37,7 @@ from sstools_agent.adapters.conversation_store import (
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.prefetch import DEFAULT_PREFETCH_TIMEOUT_S
 from sstools_agent.agent.runtime import ChatAgent, interrupted_call_events
+from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, EventType
 from sstools_agent.domain.confirmations import (
@@ -287,8 +289,12 @@ class ChatTurns:
         lease_s: float = DEFAULT_LEASE_S,
         confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
         prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
+        outputs: BlobStore | None = None,
     ) -> None:
+        """`outputs` keeps tool outputs too large for a history item (in memory when None:
+        tests and tools that never see one; the factories always pass the S3 store)."""
         self.prefetch_timeout_s = prefetch_timeout_s
+        self.outputs: BlobStore = outputs or MemoryBlobStore()
         self._agent_factory = agent_factory
         self.audit = audit
         self.store = store
@@ -559,19 +565,27 @@ class ChatTurns:
         events = self._events(turn, context)
         finished = False
 
-        def numbered(event: ChatEvent) -> tuple[str, ChatEvent]:
+        keeper = ToolOutputKeeper(self.outputs, conversation_id)
+
+        def numbered(event: ChatEvent, stored: ChatEvent | None = None) -> tuple[str, ChatEvent]:
+            """The live event with its id; `stored` is what replay and history keep of it."""
             nonlocal seq
             seq += 1
-            recorder.record(event)
-            self._audit(turn, event, recorder)
-            writer.add(seq, event)
+            kept = stored or event
+            recorder.record(kept)
+            self._audit(turn, kept, recorder)
+            writer.add(seq, kept)
             return event_id(conversation_id, seq), event
 
         try:
             try:
                 run = _Interruptible(events, writer)
                 async for event in run:
-                    yield numbered(event)
+                    kept = await keeper.keep(event)
+                    yield numbered(kept.live, kept.stored)
+                    if kept.failed:
+                        yield numbered(kept.failure())
+                        break
                 if run.stopped:
                     for event in await self._abandoned(turn, recorder):
                         yield numbered(event)
@@ -655,6 +669,8 @@ class ChatTurns:
         complete: bool,
     ) -> None:
         conversation_id = turn.conversation.conversation_id
+        # This runs after stream_end went out: a failure here is logged, never raised into a
+        # stream that already ended (the client would see it cut).
         try:
             await writer.close()
             if recorder.answer or recorder.tool_calls or recorder.confirmations:
@@ -673,8 +689,13 @@ class ChatTurns:
                         )
                     ],
                 )
+        except Exception:
+            logger.exception("storing the turn's events or history failed")
         finally:
-            await self.store.finish_turn(conversation_id, turn.run_id, seq, now_iso())
+            try:
+                await self.store.finish_turn(conversation_id, turn.run_id, seq, now_iso())
+            except Exception:
+                logger.exception("releasing the conversation failed; its lease will lapse")
 
     async def follow(
         self, turn: PreparedTurn, *, limit_s: float = FOLLOW_LIMIT_S

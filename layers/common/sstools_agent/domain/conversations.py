@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -11,6 +12,7 @@ from typing import Any, Final
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 
 TITLE_CHARS: Final = 80
+OUTPUT_REFERENCE_FIELDS: Final = ("output_ref", "output_bytes", "truncated")
 _EVENT_ID: Final = re.compile(r"^(?P<conversation>[A-Za-z0-9-]{1,64}):(?P<seq>\d{1,12})$")
 
 
@@ -57,6 +59,38 @@ class StoredMessage:
     status: str = "complete"
     """`interrupted` when the client went away or the run was cancelled mid-turn."""
 
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any], *, key: str, seq: int) -> StoredMessage:
+        """The message from its stored JSON, whatever version wrote it: unknown fields are
+        ignored, missing ones defaulted (`key` and `seq` come from the item's sort key), and an
+        item an earlier version stored as a summary (`stored_summary`) is read as far as it goes,
+        so one odd item never makes a whole history unreadable."""
+        if data.get("stored_summary") and isinstance(data.get("value"), Mapping):
+            data = data["value"]
+
+        def listed(value: Any) -> list[dict[str, Any]]:
+            if isinstance(value, Mapping) and "items" in value:  # a summarised list
+                value = value["items"]
+            return (
+                [item for item in value if isinstance(item, dict)]
+                if isinstance(value, list)
+                else []
+            )
+
+        role = data.get("role")
+        context = data.get("ui_context")
+        return cls(
+            message_id=str(data.get("message_id") or key),
+            role=MessageRole(role) if role in set(MessageRole) else MessageRole.ASSISTANT,
+            content=str(data.get("content") or ""),
+            created_at=str(data.get("created_at") or ""),
+            seq=int(data.get("seq") or seq),
+            tool_calls=listed(data.get("tool_calls")),
+            confirmations=listed(data.get("confirmations")),
+            ui_context=dict(context) if isinstance(context, Mapping) else None,
+            status=str(data.get("status") or "complete"),
+        )
+
 
 def iso_time(epoch_s: float) -> str:
     """A time as the conversation records write it: ISO 8601, UTC, milliseconds, `Z`."""
@@ -97,7 +131,8 @@ def parse_event_id(value: str, conversation_id: str) -> int | None:
 
 
 class TurnRecorder:
-    """Collects what a turn must leave in the history from the events it streamed."""
+    """Collects what a turn must leave in the history from the events it streamed (as stored:
+    a large tool output is its summary and its reference, see `domain.tool_outputs`)."""
 
     def __init__(self) -> None:
         self.text: list[str] = []
@@ -123,6 +158,8 @@ class TurnRecorder:
             call["status"] = kind.value
             if kind is EventType.TOOL_END:
                 call["output"] = meta["output"]
+                # A large output is kept by reference: the summary above, the whole elsewhere.
+                call |= {key: meta[key] for key in OUTPUT_REFERENCE_FIELDS if key in meta}
             elif kind is EventType.TOOL_ERROR:
                 call["error"] = meta["error"]
                 call["code"] = meta.get("code")

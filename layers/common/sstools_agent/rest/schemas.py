@@ -11,6 +11,8 @@ from sstools_agent.domain.cursors import MAX_CURSOR_CHARS
 
 CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
 IDEMPOTENCY_KEY_PATTERN: Final = r"^[A-Za-z0-9_.:-]{8,128}$"
+TOOL_CALL_ID_PATTERN: Final = r"^[A-Za-z0-9_.:-]{1,128}$"
+"""Tool call ids as models write them (`call_…`, `tooluse_…`, uuids)."""
 MAX_MESSAGE_CHARS: Final = 16_000
 MAX_TITLE_CHARS: Final = 200
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from sstools_agent.adapters.blob_store import BlobStore
 from sstools_agent.adapters.conversation_store import (
     DynamoDBConversationStore,
 )
@@ -26,6 +27,7 @@ from sstools_agent.domain.conversations import (
 )
 from sstools_agent.domain.cursors import CursorCodec, InvalidCursor
 from sstools_agent.domain.identity import ClientCredentials, MintedToken, TokenIssuer
+from sstools_agent.domain.tool_outputs import tool_output_key
 
 T = TypeVar("T")
 DEFAULT_TITLE = "Новый разговор"
@@ -33,6 +35,10 @@ DEFAULT_TITLE = "Новый разговор"
 
 class InvalidCredentials(Exception):
     """Client credentials that are not the agent's (401)."""
+
+
+class ToolOutputNotFound(Exception):
+    """No kept output for this tool call (never kept, or expired with the bucket's rule): 404."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +57,10 @@ class ConversationsApi:
         store: DynamoDBConversationStore,
         conversation_cursors: CursorCodec,
         history_cursors: CursorCodec,
+        outputs: BlobStore,
     ) -> None:
         self.store = store
+        self.outputs = outputs
         self._conversation_cursors = conversation_cursors
         self._history_cursors = history_cursors
 
@@ -100,6 +108,15 @@ class ConversationsApi:
         if page.next_position is not None:
             next_cursor = self._history_cursors.encode(owner, query, page.next_position)
         return conversation, Listing(page.items, next_cursor)
+
+    async def tool_output(self, owner: str, conversation_id: str, tool_call_id: str) -> bytes:
+        """A tool output kept whole (its history shows the summary and `output_ref`): the JSON
+        bytes exactly as kept. Another user's conversation answers like a missing output."""
+        await self.store.get_owned(conversation_id, owner)
+        kept = await self.outputs.get(tool_output_key(conversation_id, tool_call_id))
+        if kept is None:
+            raise ToolOutputNotFound(tool_call_id)
+        return kept
 
     async def append(
         self,
