@@ -4,6 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 LOCKS := layers/common/requirements.txt requirements-dev.txt
+# The SAM CLI pins boto3 to another version than the layer's lock: it gets a venv of its own, inside
+# ours (tests/infrastructure/test_sam_build.py runs its `sam build`).
+SAM_VENV := $(VENV)/sam
+SAM_STAMP := $(SAM_VENV)/.installed-stamp
 
 .PHONY: test lint typecheck unit run token lock clean bench
 
@@ -11,6 +15,12 @@ $(STAMP): $(LOCKS)
 	@test -x $(BIN)/python || "$$(scripts/find-python)" -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r layers/common/requirements.txt -r requirements-dev.txt
+	@touch $@
+
+$(SAM_STAMP): requirements-sam.txt
+	@test -x $(SAM_VENV)/bin/python || "$$(scripts/find-python)" -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/python -m pip install --quiet -r requirements-sam.txt
 	@touch $@
 
 ## test: ruff, mypy and the whole pytest suite (creates .venv on first use)
@@ -23,7 +33,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(SAM_STAMP)
 	$(BIN)/pytest
 
 ## run: the local stack on 127.0.0.1:8000 (moto, sample upstream, chat function, offline model)
@@ -40,6 +50,7 @@ lock: $(STAMP)
 	$(BIN)/python -m pip install --quiet uv==0.13.9
 	$(BIN)/uv pip compile --python-version 3.12 -q layers/common/requirements.in -o layers/common/requirements.txt
 	$(BIN)/uv pip compile --python-version 3.12 -q requirements-dev.in -o requirements-dev.txt
+	$(BIN)/uv pip compile --python-version 3.12 -q requirements-sam.in -o requirements-sam.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -10,8 +10,9 @@ ROOT = Path(__file__).resolve().parents[2]
 MAKEFILE = ROOT / "layers" / "common" / "Makefile"
 CODE = [ROOT / "layers" / "common" / "sstools_agent", ROOT / "functions"]
 # Services other libraries in the layer call for us: the checkpointer (DynamoDB, S3 offload),
-# langchain-aws (Bedrock), and boto3's credential chain.
-CALLED_BY_LIBRARIES = {"dynamodb", "s3", "bedrock", "bedrock-runtime", "sts"}
+# langchain-aws (Bedrock), boto3's credential chain, and Powertools Tracer's X-Ray SDK (its sampler
+# creates an X-Ray client when imported, so without the model no function starts).
+CALLED_BY_LIBRARIES = {"dynamodb", "s3", "bedrock", "bedrock-runtime", "sts", "xray"}
 
 
 def kept_services() -> set[str]:

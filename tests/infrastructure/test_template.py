@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,22 +18,40 @@ def test_the_template_passes_the_check():
     assert check_template() == []
 
 
-def test_the_layer_translates_to_a_python312_layer_version():
+def layer_resources() -> dict[str, dict[str, Any]]:
+    resources = load_template()["Resources"].items()
+    return {name: r for name, r in resources if r["Type"] == "AWS::Serverless::LayerVersion"}
+
+
+def test_the_layer_translates_to_a_python312_layer_version_per_architecture():
     template, missing = packaged(load_template(), TEMPLATE_PATH.parent)
     assert missing == []
     resources = translate(template)["Resources"]
     layers = [r for r in resources.values() if r["Type"] == "AWS::Lambda::LayerVersion"]
-    assert len(layers) == 1
-    assert layers[0]["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+    # One per architecture, each created only when the stack deploys that architecture
+    assert sorted(layer["Properties"]["CompatibleArchitectures"][0] for layer in layers) == [
+        "arm64",
+        "x86_64",
+    ]
+    conditions = load_template()["Conditions"]
+    for layer in layers:
+        assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+        (architecture,) = layer["Properties"]["CompatibleArchitectures"]
+        assert conditions[layer["Condition"]] == {
+            "Fn::Equals": [{"Ref": "Architecture"}, architecture]
+        }
 
 
-def test_the_layer_build_ships_the_package_with_compiled_bytecode(tmp_path):
-    # Given the layer as SAM builds it (BuildMethod makefile runs build-CommonLayer in ContentUri)
-    layer = load_template()["Resources"]["CommonLayer"]
+@pytest.mark.parametrize("name", sorted(layer_resources()))
+def test_the_layer_build_ships_the_package_with_compiled_bytecode(tmp_path, name):
+    # Given the layer as SAM builds it (BuildMethod makefile runs build-<LogicalId> in ContentUri)
+    layer = layer_resources()[name]
     assert layer["Metadata"]["BuildMethod"] == "makefile"
+    (architecture,) = layer["Properties"]["CompatibleArchitectures"]
+    assert layer["Metadata"]["BuildArchitecture"] == architecture
     content = TEMPLATE_PATH.parent / layer["Properties"]["ContentUri"]
     assert (content / "requirements.txt").is_file()
-    # When the build runs (dependencies skipped: they need the network and Lambda's platform)
+    # When the build runs (dependencies skipped: tests/infrastructure/test_sam_build.py runs them)
     python = subprocess.run(
         [TEMPLATE_PATH.parent / "scripts" / "find-python"],
         check=True,
@@ -44,7 +63,7 @@ def test_the_layer_build_ships_the_package_with_compiled_bytecode(tmp_path):
             "make",
             "-C",
             str(content),
-            "build-CommonLayer",
+            f"build-{name}",
             f"ARTIFACTS_DIR={tmp_path}",
             "SKIP_DEPENDENCIES=1",
             f"PYTHON={python}",
@@ -77,7 +96,13 @@ def broken_copy(tmp_path: Path, edit) -> Path:
         # A runtime Lambda does not have, inside a SAM resource
         (lambda t: t.replace("        - python3.12\n", "        - python3.99\n"), "python3.99"),
         # An output that references nothing
-        (lambda t: t.replace("Value: !Ref CommonLayer", "Value: !Ref NoSuchLayer"), "NoSuchLayer"),
+        (
+            lambda t: t.replace(
+                "Value: !If [IsArm64, !Ref CommonLayerArm64",
+                "Value: !If [IsArm64, !Ref NoSuchLayer",
+            ),
+            "NoSuchLayer",
+        ),
         # A property the SAM layer does not have
         (
             lambda t: t.replace("      RetentionPolicy: Retain", "      RetentionPolicy: Forever"),
