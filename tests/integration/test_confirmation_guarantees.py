@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from langchain_core.messages import ToolMessage
 
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
@@ -420,3 +421,49 @@ async def test_a_cancel_during_a_confirmed_write_records_and_tells_status_unknow
     assert "статус операции неизвестен" in told(rest).lower()
     assert any(e.data["content"] == STOPPED_TEXT for e in rest)
     assert confirmation_item(chat, card["confirmation_id"])["execution"] == "unknown"
+
+
+class ModelFailingAfterTheTool(ScriptedModel):
+    """Calls the scripted tool, then cannot answer (the provider is down)."""
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any):
+        if isinstance(messages[-1], ToolMessage):
+            raise ConnectionError("model endpoint unreachable")
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+@pytest.fixture
+def failing_chat(stack: AgentStack) -> Iterator[ScriptedChat]:
+    audit = MemoryAudit()
+    model = ModelFailingAfterTheTool(calls=[DEPLOY_CALL])
+    app, store, _ = chat_app(stack, model, audit)
+    with serve(app, lifespan="on") as url:
+        server = ScriptedChat(url, stack, store, audit)
+        server.model = model
+        yield server
+
+
+async def test_a_confirmed_call_whose_run_failed_afterwards_is_never_called_cancelled(
+    failing_chat: ScriptedChat,
+):
+    # Given a confirmed deploy that ran, after which the model failed
+    chat = failing_chat
+    conversation, card = await deploy_card(chat)
+    status, events, _ = await post_stream(chat, confirm_body(conversation, card, DASHBOARD_10))
+    assert status == 200
+    assert [e.data["metadata"].get("code") for e in events if e.type == "error"] == [
+        "LLM_UNAVAILABLE"
+    ]
+    assert deploys(chat) == 1
+    # When the user writes again
+    chat.model.calls = []
+    status, events, _ = await post_stream(
+        chat,
+        {"message": "ну что там?", "conversation_id": conversation, "ui_context": DASHBOARD_10},
+    )
+    # Then nobody says the deploy was cancelled or changed nothing
+    assert status == 200
+    text = told(events).lower()
+    assert "отменена" not in text
+    assert "ничего не изменено" not in text
+    assert deploys(chat) == 1

@@ -408,9 +408,13 @@ class ChatTurns:
                 context = replace(context, confirmed_call=self._journal(turn, turn.confirmation))
             async for event in agent.resolve(conversation_id, turn.result, context):
                 yield await self._held(turn, event)
-            await self.store.clear_pending_confirmation(
-                conversation_id, turn.confirmation.confirmation_id
-            )
+            # Forgotten only once the checkpoint has closed the call (a run that failed midway
+            # may not have): until then the next access settles it with the journal's truth.
+            still = await agent.pending_confirmation(conversation_id)
+            if still is None or still.tool_call_id != turn.confirmation.tool_call_id:
+                await self.store.clear_pending_confirmation(
+                    conversation_id, turn.confirmation.confirmation_id
+                )
             return
         # The page object's summary is read while the turn's own bookkeeping runs.
         prefetch = None
