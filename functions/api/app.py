@@ -97,9 +97,10 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
 
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI: the error statuses an operation answers, all with the `{code, detail}` body
-    (400: a body that is not JSON or a bad cursor; 422: a request that does not validate)."""
+    (400: a bad cursor; 422: a request that does not validate, a body that is not JSON
+    included; 500: an internal failure)."""
     answers: dict[int | str, dict[str, Any]] = {
-        status: {"model": ErrorBody} for status in (*statuses, 400, 422)
+        status: {"model": ErrorBody} for status in (*statuses, 400, 422, 500)
     }
     return answers
 
@@ -356,17 +357,19 @@ def create_app(**collaborators: Any) -> FastAPI:
     return app
 
 
-def app_from_settings(settings: Settings) -> FastAPI:
-    """The app wired to AWS as `settings` say (Lambda's main.py, the local stack, the tests)."""
+def app_from_settings(settings: Settings, **overrides: Any) -> FastAPI:
+    """The app wired to AWS as `settings` say (Lambda's main.py, the local stack, the tests);
+    `overrides` replace collaborators by name (a test's audit sink)."""
     reader = secrets_reader_from(settings)
     issuer = service_token_issuer_from(settings)
-    return create_app(
-        conversations=conversations_api_from(settings, reader),
-        service_tokens=ServiceTokens(
+    collaborators: dict[str, Any] = {
+        "conversations": conversations_api_from(settings, reader),
+        "service_tokens": ServiceTokens(
             client_credentials_from(settings, reader), issuer, settings.service_token_ttl_s
         ),
-        jwks=issuer.jwks,
-        verifier=user_verifier_from(settings),
-        environments=settings.environments(),
-        audit=audit_sink_from(settings),
-    )
+        "jwks": issuer.jwks,
+        "verifier": user_verifier_from(settings),
+        "environments": settings.environments(),
+        "audit": audit_sink_from(settings),
+    }
+    return create_app(**(collaborators | overrides))
