@@ -20,7 +20,6 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI, Header
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel
 
 from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.adapters.confirmations import (
@@ -36,7 +35,7 @@ from sstools_agent.adapters.conversation_store import (
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent_factories import chat_turns
-from sstools_agent.chat.request import ChatRequestBody
+from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.turns import ChatTurns, NoPendingConfirmationError, PreparedTurn
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.chat_events import ChatEvent, EventType
@@ -76,10 +75,6 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
     ConfirmationForbidden: (403, ErrorCode.FORBIDDEN, "This confirmation is another user's."),
     ConfirmationDecided: (409, ErrorCode.ALREADY_DECIDED, "This confirmation was answered."),
 }
-
-
-class CancelBody(BaseModel):
-    conversation_id: str
 
 
 def sse(event_id: str, event: ChatEvent) -> bytes:

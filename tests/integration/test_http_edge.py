@@ -14,8 +14,9 @@ import pytest
 from functions.api.app import app_from_settings
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.settings import Settings
 from tests.integration.test_chat_function import MemoryAudit
-from tests.support.agent_stack import AgentStack, chat_app, user_issuer
+from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 from tests.support.seed import DASHBOARD_10
 
 STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
@@ -47,17 +48,24 @@ def serve_apps(stack: AgentStack) -> Iterator[Apps]:
         yield Apps(chat_url, api_url, stack, chat_audit, api_audit)
 
 
-@pytest.fixture
-def apps(stack: AgentStack) -> Iterator[Apps]:
-    yield from serve_apps(stack)
+@pytest.fixture(scope="module")
+def module_stack(stack_settings: Settings, upstream_server: SampleUpstream) -> AgentStack:
+    """One stack for the module: these tests change no upstream state."""
+    settings = stack_settings.model_copy(update={"upstream_base_url": upstream_server.base_url})
+    return AgentStack(settings, upstream_server)
 
 
-@pytest.fixture
-def broken_apps(stack: AgentStack) -> Iterator[Apps]:
+@pytest.fixture(scope="module")
+def apps(module_stack: AgentStack) -> Iterator[Apps]:
+    yield from serve_apps(module_stack)
+
+
+@pytest.fixture(scope="module")
+def broken_apps(module_stack: AgentStack) -> Iterator[Apps]:
     """Both apps pointed at a conversations table that does not exist in moto: every storage
     call fails as it would if the table were deleted or the role lost its permissions."""
-    settings = stack.settings.model_copy(update={"conversations_table": "NoSuchTable"})
-    yield from serve_apps(AgentStack(settings, stack.upstream))
+    settings = module_stack.settings.model_copy(update={"conversations_table": "NoSuchTable"})
+    yield from serve_apps(AgentStack(settings, module_stack.upstream))
 
 
 def every_endpoint(apps: Apps, headers: dict[str, str]) -> list[httpx.Response]:
@@ -101,3 +109,114 @@ def test_a_malformed_roles_claim_is_401_on_every_endpoint(apps: Apps, roles: Any
         assert response.status_code == 401, (response.request.url, response.text)
         assert response.json()["code"] == "UNAUTHORIZED"
         assert "roles claim" in response.json()["detail"]
+
+
+# --- Bodies ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "conversation_id",
+    ["x" * 10_000, "x#META", "", "../etc", 42],
+    ids=["10k", "hash", "empty", "path", "int"],
+)
+def test_cancel_validates_the_conversation_id(apps: Apps, conversation_id: Any):
+    response = httpx.post(
+        f"{apps.chat_url}/api/agent/chat/cancel",
+        json={"conversation_id": conversation_id},
+        headers=apps.bearer(),
+    )
+    assert response.status_code == 422
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert "conversation_id" in response.json()["detail"]
+
+
+def test_an_unknown_environment_is_named_in_the_refusal(apps: Apps):
+    context = {**DASHBOARD_10, "envId": "nowhere"}
+    chat = httpx.post(
+        f"{apps.chat_url}/api/agent/chat",
+        json={**STATUS, "ui_context": context},
+        headers=apps.bearer(),
+    )
+    api = httpx.post(
+        f"{apps.api_url}/api/assistant/conversations",
+        json={"ui_context": context},
+        headers=apps.bearer(),
+    )
+    for response in (chat, api):
+        assert response.status_code == 422
+        problem = response.json()["problems"][0]
+        assert problem["reason"] == "unknown_environment"
+        assert problem["detail"] == "envId: envId 'nowhere' is not a known environment"
+        assert "{" not in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b'{"message": ', b"\xff\xfe\x00", b""],
+    ids=["text", "cut", "binary", "empty"],
+)
+def test_a_body_that_is_not_json_is_422_on_both_apps(apps: Apps, body: bytes):
+    headers = {**apps.bearer(), "Content-Type": "application/json"}
+    answers = [
+        httpx.post(f"{apps.chat_url}/api/agent/chat", content=body, headers=headers),
+        httpx.post(f"{apps.chat_url}/api/agent/chat/cancel", content=body, headers=headers),
+        httpx.post(f"{apps.api_url}/api/assistant/conversations", content=body, headers=headers),
+    ]
+    for response in answers:
+        assert response.status_code == 422, (response.request.url, response.text)
+        assert response.json()["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("action", ["confirm", "deny", "resume"])
+def test_a_message_sent_with_an_action_is_refused_not_dropped(apps: Apps, action: str):
+    body = {
+        "action": action,
+        "conversation_id": SOME_ID,
+        "confirmation_id": "card",
+        "message": "и ещё задеплой в prod",
+    }
+    response = httpx.post(f"{apps.chat_url}/api/agent/chat", json=body, headers=apps.bearer())
+    assert response.status_code == 422
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert "takes no message" in response.json()["detail"]
+
+
+def test_the_seeds_confirm_message_is_still_accepted(apps: Apps):
+    # The seed's client sends {message: "confirm", action: "confirm"}: that is no extra text
+    body = {
+        "action": "confirm",
+        "conversation_id": SOME_ID,
+        "confirmation_id": "card",
+        "message": "confirm",
+    }
+    response = httpx.post(f"{apps.chat_url}/api/agent/chat", json=body, headers=apps.bearer())
+    assert (response.status_code, response.json()["code"]) == (404, "NOT_FOUND")
+
+
+# --- Internal failures -------------------------------------------------------------------------
+
+
+def test_an_internal_failure_is_500_with_a_json_body_on_both_apps(broken_apps: Apps):
+    # Given both apps' conversations table is missing (a real DynamoDB fault from moto)
+    headers = broken_apps.bearer()
+    # When a request needs it
+    answers = [
+        httpx.post(
+            f"{broken_apps.chat_url}/api/agent/chat", json=STATUS, headers=headers, timeout=30
+        ),
+        httpx.post(
+            f"{broken_apps.chat_url}/api/agent/chat/cancel",
+            json={"conversation_id": SOME_ID},
+            headers=headers,
+        ),
+        httpx.get(f"{broken_apps.api_url}/api/assistant/conversations", headers=headers),
+        httpx.post(f"{broken_apps.api_url}/api/assistant/conversations", json={}, headers=headers),
+    ]
+    # Then the answer is a 500 in the `{code, detail}` shape, naming no internals
+    for response in answers:
+        assert response.status_code == 500, (response.request.url, response.text)
+        assert response.headers["content-type"] == "application/json"
+        assert response.json() == {
+            "code": "INTERNAL_ERROR",
+            "detail": "Internal error; please try again later.",
+        }

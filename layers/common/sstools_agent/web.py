@@ -5,8 +5,9 @@ Every error body is `{code, detail}` (plus specifics, e.g. the problems of a rej
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -18,6 +19,10 @@ from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
+
+logger = logging.getLogger(__name__)
+
+INTERNAL_ERROR_DETAIL: Final = "Internal error; please try again later."
 
 
 def error(status: int, code: ErrorCode, detail: str, **extra: Any) -> JSONResponse:
@@ -33,7 +38,6 @@ async def invalid_body(request: Request, exc: Exception) -> JSONResponse:
 
 
 HTTP_STATUS_CODES: dict[int, ErrorCode] = {
-    400: ErrorCode.VALIDATION_ERROR,
     401: ErrorCode.UNAUTHORIZED,
     403: ErrorCode.FORBIDDEN,
     404: ErrorCode.NOT_FOUND,
@@ -41,10 +45,18 @@ HTTP_STATUS_CODES: dict[int, ErrorCode] = {
 
 
 async def http_error(request: Request, exc: Exception) -> JSONResponse:
-    """The framework's own refusals (a body that is not JSON, an unknown path, a method the path
-    does not serve) in the same `{code, detail}` shape; a 405 lists the path's methods."""
+    """The framework's own refusals (an unknown path, a method the path does not serve) in the
+    same `{code, detail}` shape; a 405 lists the path's methods.
+
+    The framework's only 400 is a body it could not read as JSON (bytes that are not UTF-8): that
+    is 422 like every other body that is not JSON, as the protocol says.
+    """
     if not isinstance(exc, StarletteHTTPException):
         raise exc
+    if exc.status_code == 400:
+        return error(422, ErrorCode.VALIDATION_ERROR, "body: not a JSON document")
+    if exc.status_code >= 500:
+        return error(exc.status_code, ErrorCode.INTERNAL_ERROR, INTERNAL_ERROR_DETAIL)
     code = HTTP_STATUS_CODES.get(exc.status_code, ErrorCode.VALIDATION_ERROR)
     response = error(exc.status_code, code, str(exc.detail))
     if exc.status_code == 405:
@@ -72,10 +84,19 @@ def single_query_values(request: Request) -> None:
         )
 
 
+async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+    """Anything unhandled (a storage fault, a bug): 500 `{code, detail}`, never a plain-text page.
+    The detail says nothing of the cause; the log has it (the server logs the exception, which
+    Starlette re-raises after this answer)."""
+    logger.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path)
+    return error(500, ErrorCode.INTERNAL_ERROR, INTERNAL_ERROR_DETAIL)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Every error an app answers, in the `{code, detail}` shape."""
     app.add_exception_handler(RequestValidationError, invalid_body)
     app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, internal_error)
 
 
 def _where(location: Sequence[Any]) -> str:

@@ -6,10 +6,13 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from sstools_agent.domain.conversations import Conversation, StoredMessage
+from sstools_agent.domain.conversations import (
+    CONVERSATION_ID_PATTERN,
+    Conversation,
+    StoredMessage,
+)
 from sstools_agent.domain.cursors import MAX_CURSOR_CHARS
 
-CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
 IDEMPOTENCY_KEY_PATTERN: Final = r"^[A-Za-z0-9_.:-]{8,128}$"
 MAX_MESSAGE_CHARS: Final = 16_000
 MAX_TITLE_CHARS: Final = 200
