@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.adapters.confirmations import (
     ConfirmationDecided,
+    ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
 )
@@ -74,6 +75,11 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
     ConfirmationNotFound: (404, ErrorCode.NOT_FOUND, "No such confirmation."),
     ConfirmationForbidden: (403, ErrorCode.FORBIDDEN, "This confirmation is another user's."),
     ConfirmationDecided: (409, ErrorCode.ALREADY_DECIDED, "This confirmation was answered."),
+    ConfirmationExpired: (
+        409,
+        ErrorCode.CONFIRMATION_EXPIRED,
+        "This confirmation expired; nothing was run. Ask again for a new card.",
+    ),
 }
 
 
