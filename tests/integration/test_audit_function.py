@@ -6,6 +6,7 @@ import json
 import random
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import boto3
 import pytest
@@ -109,8 +110,9 @@ def test_emission_times_increase_strictly_even_when_the_clock_does_not():
     assert stamps[-1] == "1970-01-01T00:00:05.000004Z"  # never behind the last one
 
 
-def query_all(table, **query):
-    items, page = [], {}
+def query_all(table: Any, **query: Any) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    page: dict[str, Any] = {}
     while True:
         response = table.query(**query, **page)
         items += response["Items"]

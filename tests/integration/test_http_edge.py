@@ -4,6 +4,7 @@ tokens, bodies that do not validate or are not JSON, and internal failures, alwa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,9 @@ import pytest
 from functions.api.app import app_from_settings
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.domain.attempt_limits import AuthFailureSampler
+from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.factories import secrets_reader_from
 from sstools_agent.settings import Settings
 from tests.integration.test_chat_function import MemoryAudit
 from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
@@ -220,3 +224,122 @@ def test_an_internal_failure_is_500_with_a_json_body_on_both_apps(broken_apps: A
             "code": "INTERNAL_ERROR",
             "detail": "Internal error; please try again later.",
         }
+
+
+# --- What failed authentication costs ------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def failed_auth_records(audit: MemoryAudit, outcome: str = "refused") -> list[AuditRecord]:
+    return [r for r in audit.records if r.kind is AuditKind.AUTH_FAILED and r.outcome == outcome]
+
+
+def test_the_request_id_in_an_audit_record_is_bounded_and_safe(apps: Apps):
+    cases = (("x" * 8192, False), ("a b<script>", False), ("x" * 129, False), ("req-4.a:b_c", True))
+    for n, (header, kept) in enumerate(cases):
+        before = len(failed_auth_records(apps.chat_audit)), len(failed_auth_records(apps.api_audit))
+        headers = {
+            "Authorization": "Bearer nope",
+            "X-Request-ID": header,
+            "X-Forwarded-For": f"10.9.0.{n}",
+        }
+        httpx.post(f"{apps.chat_url}/api/agent/chat", json=STATUS, headers=headers)
+        httpx.get(f"{apps.api_url}/api/assistant/conversations", headers=headers)
+        for audit, count in zip((apps.chat_audit, apps.api_audit), before, strict=True):
+            [record] = failed_auth_records(audit)[count:]
+            request_id = record.detail["request_id"]
+            assert (request_id == header) is kept
+            assert len(request_id) <= 128
+            assert (
+                request_id.replace("-", "")
+                .replace(".", "")
+                .replace(":", "")
+                .replace("_", "")
+                .isalnum()
+            )
+
+
+def test_a_flood_of_failed_logins_writes_a_bounded_number_of_records(apps: Apps):
+    # Given 300 failed logins from one source on the chat function (default: 5 a source a minute)
+    headers = {
+        "Authorization": "Bearer nope",
+        "X-Request-ID": "r" * 128,
+        "X-Forwarded-For": "10.1.1.1",
+    }
+    before = len(failed_auth_records(apps.chat_audit))
+    with httpx.Client() as client:
+        for _ in range(300):
+            assert (
+                client.post(
+                    f"{apps.chat_url}/api/agent/chat", json=STATUS, headers=headers
+                ).status_code
+                == 401
+            )
+    # Then at most 5 records were written, each small
+    written = failed_auth_records(apps.chat_audit)[before:]
+    assert len(written) <= 5
+    assert all(len(json.dumps(r.to_payload())) < 1024 for r in written)
+
+
+def test_suppressed_failures_are_counted_in_one_aggregate_record(stack: AgentStack):
+    # Given the REST API with 2 records a source and 10 a window, under a clock the test moves
+    clock, audit = FakeClock(), MemoryAudit()
+    sampler = AuthFailureSampler(per_source=2, per_window=10, window_s=60, clock=clock)
+    api = app_from_settings(stack.settings, audit=audit, auth_failures=sampler)
+    with serve(api) as url, httpx.Client() as client:
+        # When 20 sources fail 3 times each within the window
+        for source in range(20):
+            for _ in range(3):
+                response = client.get(
+                    f"{url}/api/assistant/conversations",
+                    headers={"Authorization": "Bearer nope", "X-Forwarded-For": f"10.2.0.{source}"},
+                )
+                assert response.status_code == 401
+        assert len(failed_auth_records(audit)) == 10
+        # And one more failure comes after the window ended
+        clock.now += 60
+        client.get(f"{url}/api/assistant/conversations", headers={"Authorization": "Bearer nope"})
+    # Then the closed window is one aggregate record: 50 failures not recorded, from 20 sources
+    [aggregate] = failed_auth_records(audit, "suppressed")
+    assert (aggregate.detail["suppressed"], aggregate.detail["sources"]) == (50, 20)
+    assert len(failed_auth_records(audit)) == 11
+
+
+def test_failed_service_token_requests_are_audited_and_rate_limited(stack: AgentStack):
+    # Given the REST API allowing 3 failures a source in a 60 s window
+    audit = MemoryAudit()
+    settings = stack.settings.model_copy(
+        update={"service_token_max_failures": 3, "service_token_failure_window_s": 60}
+    )
+    api = app_from_settings(settings, audit=audit)
+    reader = secrets_reader_from(settings).client_credentials(settings.service_client_secret_id)
+    right = {"client_id": reader.client_id, "client_secret": reader.client_secret}
+    wrong = {**right, "client_secret": "guess"}
+    attacker, agent = {"X-Forwarded-For": "10.3.0.1"}, {"X-Forwarded-For": "10.3.0.2"}
+    with serve(api) as url, httpx.Client() as client:
+        token = f"{url}/api/auth/service-token"
+        # When one source guesses 3 times, each is a 401 and an audit record
+        for _ in range(3):
+            response = client.post(token, json=wrong, headers=attacker)
+            assert response.status_code == 401
+        records = failed_auth_records(audit)
+        assert len(records) == 3
+        assert {(r.detail["endpoint"], r.detail["source"]) for r in records} == {
+            ("service-token", "10.3.0.1")
+        }
+        # Then its next attempts are 429 with Retry-After, even with the right credentials
+        for body in (wrong, right):
+            response = client.post(token, json=body, headers=attacker)
+            assert response.status_code == 429
+            assert response.json()["code"] == "RATE_LIMITED"
+            assert set(response.json()) == {"code", "detail"}
+            assert 0 < int(response.headers["Retry-After"]) <= 60
+        # And another source still gets its token
+        assert client.post(token, json=right, headers=agent).status_code == 200
