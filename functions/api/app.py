@@ -8,7 +8,6 @@ under uvicorn, beside the chat function on one origin.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Final
 
@@ -26,7 +25,8 @@ from sstools_agent.adapters.conversation_store import (
     ConversationNotFound,
     IdempotencyKeyReused,
 )
-from sstools_agent.domain.conversations import MessageRole, iso_time
+from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
+from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN, MessageRole, iso_time
 from sstools_agent.domain.cursors import InvalidCursor
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.errors import ErrorCode
@@ -41,7 +41,6 @@ from sstools_agent.factories import (
     user_verifier_from,
 )
 from sstools_agent.rest.schemas import (
-    CONVERSATION_ID_PATTERN,
     IDEMPOTENCY_KEY_PATTERN,
     TOOL_CALL_ID_PATTERN,
     AppendMessageBody,
@@ -68,10 +67,15 @@ from sstools_agent.rest.service import (
 )
 from sstools_agent.settings import Settings
 from sstools_agent.web import (
+    TooManyAttempts,
+    audit_auth_failure,
     authenticate,
+    client_source,
     error,
     install_error_handlers,
+    request_id_from,
     single_query_values,
+    too_many_attempts,
 )
 
 logger = Logger(service="sstools-agent-api")
@@ -110,9 +114,10 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
 
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI: the error statuses an operation answers, all with the `{code, detail}` body
-    (400: a body that is not JSON or a bad cursor; 422: a request that does not validate)."""
+    (400: a bad cursor; 422: a request that does not validate, a body that is not JSON
+    included; 500: an internal failure)."""
     answers: dict[int | str, dict[str, Any]] = {
-        status: {"model": ErrorBody} for status in (*statuses, 400, 422)
+        status: {"model": ErrorBody} for status in (*statuses, 400, 422, 500)
     }
     return answers
 
@@ -137,7 +142,12 @@ def current_principal(
     endpoints: ApiEndpoints = request.app.state.endpoints
     authorization = f"Bearer {credentials.credentials}" if credentials else ""
     return authenticate(
-        endpoints.verifier, endpoints.audit, authorization, x_request_id or uuid.uuid4().hex
+        endpoints.verifier,
+        endpoints.audit,
+        authorization,
+        request_id_from(x_request_id),
+        source=client_source(request),
+        failures=endpoints.auth_failures,
     )
 
 
@@ -156,7 +166,11 @@ class ApiEndpoints:
         verifier: UserTokenVerifier,
         environments: EnvironmentRegistry,
         audit: AuditSink,
+        auth_failures: AuthFailureSampler | None = None,
+        service_token_failures: FailureLimiter | None = None,
     ) -> None:
+        self.auth_failures = auth_failures or AuthFailureSampler()
+        self.service_token_failures = service_token_failures or FailureLimiter()
         self.conversations = conversations
         self.service_tokens = service_tokens
         self.jwks_document = jwks
@@ -271,9 +285,44 @@ class ApiEndpoints:
             pending_confirmation_id=conversation.pending_confirmation_id,
         )
 
-    def service_token(self, body: ServiceTokenRequest) -> ServiceTokenResponse:
-        """A short-lived service JWT for the agent service holding the client credentials."""
-        minted = self.service_tokens.issue(body.client_id, body.client_secret)
+    def service_token(
+        self,
+        request: Request,
+        body: ServiceTokenRequest,
+        x_request_id: Annotated[str | None, Header(include_in_schema=False)] = None,
+    ) -> ServiceTokenResponse:
+        """A short-lived service JWT for the agent service holding the client credentials.
+
+        A source that failed `SERVICE_TOKEN_MAX_FAILURES` times in the window is refused (429)
+        until the window ends, right credentials or not, so guessing gains nothing; each
+        failure is audited (sampled like every anonymous failure)."""
+        source = client_source(request)
+        retry_after = self.service_token_failures.retry_after(source)
+        if retry_after is not None:
+            audit_auth_failure(
+                self.audit,
+                self.auth_failures,
+                source,
+                {"reason": "too many failed attempts", "endpoint": "service-token"},
+                outcome="rate_limited",
+            )
+            raise TooManyAttempts(retry_after)
+        try:
+            minted = self.service_tokens.issue(body.client_id, body.client_secret)
+        except InvalidCredentials:
+            self.service_token_failures.failed(source)
+            audit_auth_failure(
+                self.audit,
+                self.auth_failures,
+                source,
+                {
+                    "reason": "unknown client credentials",
+                    "endpoint": "service-token",
+                    "client_id": body.client_id,
+                    "request_id": request_id_from(x_request_id),
+                },
+            )
+            raise
         logger.info("service token issued", extra={"client_id": body.client_id})
         return ServiceTokenResponse(
             access_token=minted.token,
@@ -347,6 +396,7 @@ def create_app(**collaborators: Any) -> FastAPI:
     install_error_handlers(app)
     app.add_exception_handler(AuthenticationError, unauthenticated)
     app.add_exception_handler(ContextRejected, context_rejected)
+    app.add_exception_handler(TooManyAttempts, too_many_attempts)
     for exception, (status, code, detail) in REFUSALS.items():
         app.add_exception_handler(exception, refusal_handler(status, code, detail))
     app.state.endpoints = endpoints
@@ -384,24 +434,28 @@ def create_app(**collaborators: Any) -> FastAPI:
             responses(401, 404),
             200,
         ),
-        ("POST", "/api/auth/service-token", endpoints.service_token, responses(401), 200),
+        ("POST", "/api/auth/service-token", endpoints.service_token, responses(401, 429), 200),
     ):
         app.add_api_route(path, handler, methods=[method], status_code=status, responses=answers)
     app.add_api_route("/.well-known/jwks.json", endpoints.jwks, methods=["GET"])
     return app
 
 
-def app_from_settings(settings: Settings) -> FastAPI:
-    """The app wired to AWS as `settings` say (Lambda's main.py, the local stack, the tests)."""
+def app_from_settings(settings: Settings, **overrides: Any) -> FastAPI:
+    """The app wired to AWS as `settings` say (Lambda's main.py, the local stack, the tests);
+    `overrides` replace collaborators by name (a test's audit sink)."""
     reader = secrets_reader_from(settings)
     issuer = service_token_issuer_from(settings)
-    return create_app(
-        conversations=conversations_api_from(settings, reader),
-        service_tokens=ServiceTokens(
+    collaborators: dict[str, Any] = {
+        "conversations": conversations_api_from(settings, reader),
+        "service_tokens": ServiceTokens(
             client_credentials_from(settings, reader), issuer, settings.service_token_ttl_s
         ),
-        jwks=issuer.jwks,
-        verifier=user_verifier_from(settings),
-        environments=settings.environments(),
-        audit=audit_sink_from(settings),
-    )
+        "jwks": issuer.jwks,
+        "verifier": user_verifier_from(settings),
+        "environments": settings.environments(),
+        "audit": audit_sink_from(settings),
+        "auth_failures": settings.auth_failure_sampler(),
+        "service_token_failures": settings.service_token_limiter(),
+    }
+    return create_app(**(collaborators | overrides))

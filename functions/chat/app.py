@@ -12,19 +12,18 @@ import concurrent.futures
 import contextlib
 import json
 import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
-from fastapi import FastAPI, Header
+from fastapi import FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel
 
 from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.adapters.confirmations import (
     ConfirmationDecided,
+    ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
 )
@@ -36,13 +35,14 @@ from sstools_agent.adapters.conversation_store import (
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent_factories import chat_turns
-from sstools_agent.chat.request import ChatRequestBody
+from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.turns import (
     ChatTurns,
     ConfirmationNotPermitted,
     NoPendingConfirmationError,
     PreparedTurn,
 )
+from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.conversations import parse_event_id
@@ -52,7 +52,13 @@ from sstools_agent.domain.identity import AuthenticationError, Principal, UserTo
 from sstools_agent.domain.ui_context import UIContext, UIContextRejection, parse_ui_context
 from sstools_agent.factories import audit_sink, service_token, user_verifier
 from sstools_agent.settings import Settings
-from sstools_agent.web import authenticate, error, install_error_handlers
+from sstools_agent.web import (
+    authenticate,
+    client_source,
+    error,
+    install_error_handlers,
+    request_id_from,
+)
 
 BLOCKING_THREADS = 32
 logger = Logger(service="sstools-agent-chat")
@@ -81,11 +87,12 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
     ConfirmationForbidden: (403, ErrorCode.FORBIDDEN, "This confirmation is another user's."),
     ConfirmationDecided: (409, ErrorCode.ALREADY_DECIDED, "This confirmation was answered."),
     ConfirmationNotPermitted: (403, ErrorCode.FORBIDDEN, "Недостаточно прав; ничего не выполнено."),
+    ConfirmationExpired: (
+        409,
+        ErrorCode.CONFIRMATION_EXPIRED,
+        "This confirmation expired; nothing was run. Ask again for a new card.",
+    ),
 }
-
-
-class CancelBody(BaseModel):
-    conversation_id: str
 
 
 def sse(event_id: str, event: ChatEvent) -> bytes:
@@ -105,16 +112,25 @@ class ChatEndpoints:
         service_token: ServiceTokenSource,
         environments: EnvironmentRegistry,
         audit: AuditSink,
+        auth_failures: AuthFailureSampler | None = None,
     ) -> None:
         self.turns = turns
         self.verifier = verifier
         self.service_token = service_token
         self.environments = environments
         self.audit = audit
+        self.auth_failures = auth_failures or AuthFailureSampler()
 
-    def authenticate(self, authorization: str, request_id: str) -> Principal:
-        """The caller's principal; AuthenticationError (and an audit record) otherwise."""
-        return authenticate(self.verifier, self.audit, authorization, request_id)
+    def authenticate(self, request: Request, authorization: str, request_id: str) -> Principal:
+        """The caller's principal; AuthenticationError (and a sampled audit record) otherwise."""
+        return authenticate(
+            self.verifier,
+            self.audit,
+            authorization,
+            request_id,
+            source=client_source(request),
+            failures=self.auth_failures,
+        )
 
     def ui_context(
         self, body: ChatRequestBody, principal: Principal
@@ -137,15 +153,16 @@ class ChatEndpoints:
 
     async def chat(
         self,
+        request: Request,
         body: ChatRequestBody,
         authorization: Annotated[str, Header()] = "",
         last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
         x_request_id: Annotated[str | None, Header()] = None,
     ) -> StreamingResponse | JSONResponse:
         """POST /api/agent/chat: refusals as plain HTTP errors, then the event stream."""
-        request_id = x_request_id or uuid.uuid4().hex
+        request_id = request_id_from(x_request_id)
         try:
-            principal = self.authenticate(authorization, request_id)
+            principal = self.authenticate(request, authorization, request_id)
         except AuthenticationError as failure:
             return error(401, ErrorCode.UNAUTHORIZED, failure.detail)
         ui_context = self.ui_context(body, principal)
@@ -225,11 +242,15 @@ class ChatEndpoints:
             metrics.flush_metrics()
 
     async def cancel(
-        self, body: CancelBody, authorization: Annotated[str, Header()] = ""
+        self,
+        request: Request,
+        body: CancelBody,
+        authorization: Annotated[str, Header()] = "",
+        x_request_id: Annotated[str | None, Header()] = None,
     ) -> JSONResponse:
         """POST /api/agent/chat/cancel: stops a run that another connection (tab) holds."""
         try:
-            principal = self.authenticate(authorization, uuid.uuid4().hex)
+            principal = self.authenticate(request, authorization, request_id_from(x_request_id))
         except AuthenticationError as failure:
             return error(401, ErrorCode.UNAUTHORIZED, failure.detail)
         if not await self.turns.store.request_cancel(body.conversation_id, principal.subject):
@@ -269,4 +290,5 @@ def app_from_settings(settings: Settings) -> FastAPI:
         service_token=service_token(),
         environments=settings.environments(),
         audit=audit_sink(),
+        auth_failures=settings.auth_failure_sampler(),
     )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import random
+import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import boto3
 import pytest
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.audit import app as audit_function
+from sstools_agent.domain.audit import AuditKind, AuditRecord, EmissionClock
 from tests.support.agent_stack import AgentStack
 from tests.support.events import load_event
 
@@ -57,3 +62,60 @@ def test_events_are_stored_once_and_found_by_user_and_by_conversation(table):
 def test_a_malformed_event_is_refused():
     with pytest.raises(Exception, match="validation error"):
         audit_function.handler({"detail": "not an EventBridge event"}, Context())
+
+
+def test_records_of_one_second_keep_the_order_they_were_emitted_in(table):
+    # Given 300 records emitted in order within one second, stamped as the audit sink stamps them
+    clock = EmissionClock()
+    conversation = uuid.uuid4().hex
+    records = [
+        AuditRecord(AuditKind.TOOL_CALLED, "order.user", "succeeded", conversation, {"n": n})
+        for n in range(300)
+    ]
+    events = [
+        {
+            **load_event("audit_tool_called"),
+            "id": str(uuid.uuid4()),  # random: the order cannot come from it
+            "time": "2026-11-30T10:00:05Z",  # the bus's time has whole seconds only
+            "detail": record.stamped(clock).to_payload(),
+        }
+        for record in records
+    ]
+    # When the audit function stores them, in a shuffled delivery order
+    for event in random.Random(7).sample(events, len(events)):  # noqa: S311 (not security)
+        assert audit_function.handler(event, Context())["stored"] is True
+    # Then both listings return them in emission order
+    by_conversation = query_all(
+        table,
+        IndexName="ByConversation",
+        KeyConditionExpression="GSI1PK = :pk",
+        ExpressionAttributeValues={":pk": f"CONV#{conversation}"},
+    )
+    by_user = query_all(
+        table,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": "USER#order.user"},
+    )
+    for items in (by_conversation, by_user):
+        assert [json.loads(i["detail"])["detail"]["n"] for i in items] == list(range(300))
+
+
+def test_emission_times_increase_strictly_even_when_the_clock_does_not():
+    ticks = iter([5_000_000_000, 5_000_000_000, 4_999_000_000, 5_000_000_500, 5_000_002_000])
+    clock = EmissionClock(lambda: next(ticks))
+    stamps = [clock.now() for _ in range(5)]
+    assert stamps == sorted(stamps)
+    assert len(set(stamps)) == 5
+    assert stamps[0] == "1970-01-01T00:00:05.000000Z"
+    assert stamps[-1] == "1970-01-01T00:00:05.000004Z"  # never behind the last one
+
+
+def query_all(table: Any, **query: Any) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    page: dict[str, Any] = {}
+    while True:
+        response = table.query(**query, **page)
+        items += response["Items"]
+        if "LastEvaluatedKey" not in response:
+            return items
+        page = {"ExclusiveStartKey": response["LastEvaluatedKey"]}

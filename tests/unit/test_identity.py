@@ -73,6 +73,23 @@ def test_an_hs256_user_token_becomes_a_principal(hs_issuer, hs_verifier):
     assert principal.role is Role.ADMIN
 
 
+@pytest.mark.parametrize(
+    "claim", [5, 0, True, False, 1.5, {"admin": True}, ["admin", 1], [["admin"]], [None]]
+)
+def test_a_malformed_roles_claim_is_an_authentication_failure(hs_issuer, hs_verifier, claim):
+    token = hs_issuer.issue("mallory", 60, {"roles": claim}).token
+    with pytest.raises(AuthenticationError, match="malformed roles claim"):
+        hs_verifier.verify(token)
+
+
+@pytest.mark.parametrize(
+    ("claim", "roles"), [(None, ()), ([], ()), ("admin", ("admin",)), (["admin"], ("admin",))]
+)
+def test_absent_one_or_several_roles_are_read_as_such(hs_issuer, hs_verifier, claim, roles):
+    extra = {} if claim is None else {"roles": claim}
+    assert hs_verifier.verify(hs_issuer.issue("u", 60, extra).token).roles == roles
+
+
 def test_unknown_roles_give_no_role(hs_issuer, hs_verifier):
     principal = hs_verifier.verify(hs_issuer.issue("x", 60, {"roles": ["superuser"]}).token)
     assert principal.role is None

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
 from sstools_agent.domain.catalog_types import DEFAULT_TOOL_TIMEOUT_S
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
@@ -97,6 +98,14 @@ class Settings(BaseSettings):
     """Secrets Manager secret (plain text) that signs the REST API's page cursors."""
     secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
     """How long secrets and parameters are cached (Powertools parameters)."""
+    auth_failure_audit_per_source: int = Field(default=5, ge=0)
+    """Failed authentications audited one by one per source and window (the rest: counted)."""
+    auth_failure_audit_per_window: int = Field(default=100, ge=0)
+    """...and in all, per window and container."""
+    auth_failure_window_s: float = Field(default=60, gt=0, le=86_400)
+    service_token_max_failures: int = Field(default=5, ge=1)
+    """Failed service-token requests a source may make per window before it gets 429."""
+    service_token_failure_window_s: float = Field(default=300, gt=0, le=86_400)
 
     jwt_algorithm: Literal["RS256", "HS256"] = "HS256"
     jwt_issuer: str = "ss-tools"
@@ -125,6 +134,21 @@ class Settings(BaseSettings):
         ):
             raise ValueError("JWT_HS256_SECRET must be set outside the local stack")
         return self
+
+    def auth_failure_sampler(self) -> AuthFailureSampler:
+        """Which failed authentications get their own audit record (in-process state)."""
+        return AuthFailureSampler(
+            per_source=self.auth_failure_audit_per_source,
+            per_window=self.auth_failure_audit_per_window,
+            window_s=self.auth_failure_window_s,
+        )
+
+    def service_token_limiter(self) -> FailureLimiter:
+        """How often a source may fail at `POST /api/auth/service-token` (in-process state)."""
+        return FailureLimiter(
+            max_failures=self.service_token_max_failures,
+            window_s=self.service_token_failure_window_s,
+        )
 
     def environments(self) -> EnvironmentRegistry:
         """The known environments as a registry."""

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import boto3
 
-from sstools_agent.domain.audit import AUDIT_SOURCE, AuditRecord
+from sstools_agent.domain.audit import AUDIT_SOURCE, AuditRecord, EmissionClock
 
 audit_logger = logging.getLogger("sstools_agent.audit")
 
@@ -31,6 +31,7 @@ class EventBridgeAuditSink:
             "events", endpoint_url=endpoint_url
         )
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit")
+        self._clock = EmissionClock()
 
     def _send(self, record: AuditRecord) -> None:
         try:
@@ -51,7 +52,8 @@ class EventBridgeAuditSink:
             audit_logger.exception("audit bus refused a record: %s", record.to_payload())
 
     def emit(self, record: AuditRecord) -> None:
-        self._sender.submit(self._send, record)
+        """Stamps the emission time now, in the caller's order, then sends in the background."""
+        self._sender.submit(self._send, record.stamped(self._clock))
 
     def drain(self) -> None:
         """Waits until every record handed over so far was sent (tests, shutdown)."""

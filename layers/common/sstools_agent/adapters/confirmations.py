@@ -38,6 +38,10 @@ class ConfirmationDecided(Exception):
     """Already confirmed, denied or cancelled (409): nothing runs twice."""
 
 
+class ConfirmationExpired(Exception):
+    """Expired, and the conversation was already told so (409): the card cannot be answered."""
+
+
 class ConfirmationStore(Protocol):
     async def create(self, confirmation: Confirmation) -> None: ...
 

@@ -390,22 +390,42 @@ class DynamoDBConversationStore:
     async def events_after(
         self, conversation_id: str, seq: int
     ) -> list[tuple[int, dict[str, Any]]]:
-        """Stored events with a sequence number above `seq`, in order."""
-        start = max(0, seq + 2 - EVENTS_PER_CHUNK)
-        response = await self._run(
+        """Stored events with a sequence number above `seq`, in order.
+
+        Chunks are keyed by their first sequence number and may hold any number of events, so
+        the chunk holding `seq + 1` is the last one starting at or before it: found with one
+        backwards query, then read forwards page by page (a query page stops at 1 MB).
+        """
+        pk = _pk(conversation_id)
+        holding = await self._run(
             self._table.query,
-            KeyConditionExpression="PK = :pk AND SK BETWEEN :from AND :to",
+            KeyConditionExpression="PK = :pk AND SK BETWEEN :first AND :next",
             ExpressionAttributeValues={
-                ":pk": _pk(conversation_id),
-                ":from": f"EVT#{start:012d}",
-                ":to": "EVT#~",
+                ":pk": pk,
+                ":first": "EVT#",
+                ":next": f"EVT#{seq + 1:012d}",
             },
+            ProjectionExpression="SK",
+            ScanIndexForward=False,
+            Limit=1,
             ConsistentRead=True,
         )
+        start = next((item["SK"] for item in holding.get("Items", [])), "EVT#")
         found: list[tuple[int, dict[str, Any]]] = []
-        for item in response.get("Items", []):
-            found += [(s, wire) for s, wire in _stored_events(item["events"]) if s > seq]
-        return sorted(found, key=lambda pair: pair[0])
+        page: dict[str, Any] = {}
+        while True:
+            response = await self._run(
+                self._table.query,
+                KeyConditionExpression="PK = :pk AND SK BETWEEN :from AND :to",
+                ExpressionAttributeValues={":pk": pk, ":from": start, ":to": "EVT#~"},
+                ConsistentRead=True,
+                **page,
+            )
+            for item in response.get("Items", []):
+                found += [(s, wire) for s, wire in _stored_events(item["events"]) if s > seq]
+            if "LastEvaluatedKey" not in response:
+                return sorted(found, key=lambda pair: pair[0])
+            page = {"ExclusiveStartKey": response["LastEvaluatedKey"]}
 
     async def messages(self, conversation_id: str) -> list[StoredMessage]:
         """The conversation's history, in order."""

@@ -6,6 +6,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
+
 MAX_MESSAGE_CHARS: Final = 8000
 
 
@@ -16,7 +18,7 @@ class ChatRequestBody(BaseModel):
 
     message: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
     files: list[Any] = Field(default_factory=list)
-    conversation_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-]{1,64}$")
+    conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID_PATTERN)
     action: Literal["confirm", "deny", "resume"] | None = None
     confirmation_id: str | None = Field(default=None, max_length=128)
     ui_context: Any = None
@@ -34,4 +36,21 @@ class ChatRequestBody(BaseModel):
             raise ValueError(f"action {self.action!r} needs a conversation_id")
         if self.action in ("confirm", "deny") and not self.confirmation_id:
             raise ValueError(f"action {self.action!r} needs the card's confirmation_id")
+        if self.action is not None and (self.message or "").strip().lower() not in (
+            "",
+            self.action,
+        ):
+            # An answer to a card (or a replay) carries no text of its own: it would be dropped
+            # unread. The seed's client sends the action's own name as the message; that is kept.
+            raise ValueError(
+                f"action {self.action!r} takes no message; send the message on its own after it"
+            )
         return self
+
+
+class CancelBody(BaseModel):
+    """`{conversation_id}` of the run to stop."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str = Field(pattern=CONVERSATION_ID_PATTERN)

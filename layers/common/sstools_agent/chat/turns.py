@@ -25,6 +25,7 @@ from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.adapters.blob_store import BlobStore, MemoryBlobStore
 from sstools_agent.adapters.confirmations import (
     ConfirmationDecided,
+    ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
     ConfirmationStore,
@@ -346,7 +347,9 @@ class ChatTurns:
         if confirmation is None:
             return PreparedTurn(held, action, message, run_id)
         try:
-            result = await self._decide(confirmation, owner, action == "confirm")
+            result = await self._decide(
+                confirmation, owner, action == "confirm", held.pending_confirmation_id
+            )
         except BaseException:
             await self.store.finish_turn(conversation_id, run_id, held.last_seq, now_iso())
             raise
@@ -368,6 +371,10 @@ class ChatTurns:
             ConfirmationStatus.CANCELLED,
         ):
             raise ConfirmationDecided(confirmation.confirmation_id)
+        if confirmation.expired(time.time()):
+            current = await self.store.get(conversation_id)
+            if current is None or current.pending_confirmation_id != confirmation.confirmation_id:
+                raise ConfirmationExpired(confirmation.confirmation_id)
         agent = self._agent_factory()
         pending = await agent.pending_confirmation(conversation_id)
         if pending is None or pending.fingerprint != confirmation.fingerprint:
@@ -382,15 +389,20 @@ class ChatTurns:
         return confirmation
 
     async def _decide(
-        self, confirmation: Confirmation, owner: str, confirmed: bool
+        self, confirmation: Confirmation, owner: str, confirmed: bool, awaited: str | None
     ) -> ConfirmationResult:
         """Moves the confirmation out of pending exactly once and hands its token back.
 
         The conversation keeps naming the card until the resumed run closes the call in the
-        checkpoint: if that run is interrupted, the next access settles the card truthfully."""
+        checkpoint: if that run is interrupted, the next access settles the card truthfully.
+        `awaited` is the card the conversation still waits on, read under the lock: an expired
+        card resolves as expired once (that answer streams `confirm_resolved(expired)`); once
+        told, it is ConfirmationExpired (409), never a second resume of a settled call."""
         wanted = ConfirmationStatus.CONFIRMED if confirmed else ConfirmationStatus.DENIED
         decided = await self.confirmations.decide(confirmation.confirmation_id, owner, wanted)
         if decided.status is not wanted:  # it expired first: nothing runs
+            if awaited != confirmation.confirmation_id:
+                raise ConfirmationExpired(confirmation.confirmation_id)
             return ConfirmationResult.EXPIRED
         result = ConfirmationResult.CONFIRMED if confirmed else ConfirmationResult.DENIED
         if decided.task_token and not await self.workflow.hand_back(decided.task_token, result):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Final
 
@@ -38,9 +42,39 @@ class AuditRecord:
     conversation_id: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     service_actor: str = SERVICE_SUBJECT
+    emitted_at: str | None = None
+    """When the producer emitted it (UTC, microseconds, `EmissionClock`): the table's order."""
 
     def to_payload(self) -> dict[str, Any]:
         return {**asdict(self), "kind": self.kind.value}
+
+    def stamped(self, clock: EmissionClock) -> AuditRecord:
+        """The record with its emission time (kept when it already has one)."""
+        return self if self.emitted_at else replace(self, emitted_at=clock.now())
+
+
+class EmissionClock:
+    """Emission times of audit records: UTC to the microsecond, strictly increasing in this
+    process (two records in one microsecond, or a clock stepping back, still get increasing
+    times), so records keep the order they were emitted in. The bus's own event time has whole
+    seconds only."""
+
+    def __init__(self, clock_ns: Callable[[], int] = time.time_ns) -> None:
+        self._clock_ns = clock_ns
+        self._last_us = 0
+        self._lock = threading.Lock()
+
+    def now(self) -> str:
+        """The next emission time, ISO 8601 with microseconds and `Z`."""
+        with self._lock:
+            self._last_us = max(self._clock_ns() // 1000, self._last_us + 1)
+            at_us = self._last_us
+        return sort_time(datetime.fromtimestamp(at_us / 1_000_000, UTC))
+
+
+def sort_time(at: datetime) -> str:
+    """A time as the audit table sorts it: UTC, fixed width, microseconds."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def args_hash(args: Any) -> str:
@@ -52,11 +86,14 @@ def args_hash(args: Any) -> str:
 def audit_table_item(
     detail: dict[str, Any], event_id: str, at: str, at_epoch: int
 ) -> dict[str, Any]:
-    """The audit table's item for one event: by user (table key) and by conversation (index)."""
+    """The audit table's item for one event: by user (table key) and by conversation (index),
+    sorted by the producer's emission time (`emitted_at`; the state machine's state entry time),
+    else the bus's event time; the event id breaks ties between producers."""
     user = detail.get("user") or "anonymous"
+    order = f"{_sort_time_of(detail.get('emitted_at'), at)}#{event_id}"
     item: dict[str, Any] = {
         "PK": f"USER#{user}",
-        "SK": f"{at}#{event_id}",
+        "SK": order,
         "event_id": event_id,
         "at": at,
         "kind": str(detail.get("kind", "unknown")),
@@ -67,5 +104,15 @@ def audit_table_item(
     }
     if detail.get("conversation_id"):
         item["GSI1PK"] = f"CONV#{detail['conversation_id']}"
-        item["GSI1SK"] = f"{at}#{event_id}"
+        item["GSI1SK"] = order
     return item
+
+
+def _sort_time_of(emitted_at: object, event_time: str) -> str:
+    for value in (emitted_at, event_time):
+        if isinstance(value, str) and value:
+            try:
+                return sort_time(datetime.fromisoformat(value))
+            except ValueError:
+                continue
+    return event_time

@@ -13,7 +13,11 @@ from sstools_agent.domain.chat_events import ChatEvent, EventType
 
 TITLE_CHARS: Final = 80
 OUTPUT_REFERENCE_FIELDS: Final = ("output_ref", "output_bytes", "truncated")
-_EVENT_ID: Final = re.compile(r"^(?P<conversation>[A-Za-z0-9-]{1,64}):(?P<seq>\d{1,12})$")
+CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
+"""What a conversation id may be, wherever a request names one (chat, cancel, REST)."""
+_EVENT_ID: Final = re.compile(
+    rf"^(?P<conversation>{CONVERSATION_ID_PATTERN[1:-1]}):(?P<seq>\d{{1,12}})$"
+)
 
 
 class MessageRole(StrEnum):

@@ -94,6 +94,20 @@ class Principal:
     expires_at: int
 
 
+def roles_from_claim(value: object) -> tuple[str, ...]:
+    """The roles a token's claim names: absent (or null) is none, one string is one role, a
+    list names several. Anything else (a number, a boolean, an object, a list holding
+    non-strings) is a token this service does not understand: AuthenticationError, never a
+    guess (an object's keys read as roles would be one)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(role, str) for role in value):
+        return tuple(value)
+    raise AuthenticationError("malformed roles claim: expected a string or a list of strings")
+
+
 class UserTokenVerifier:
     """Verifies user JWTs into principals."""
 
@@ -133,8 +147,7 @@ class UserTokenVerifier:
             raise AuthenticationError("token expired") from None
         except jwt.PyJWTError as error:
             raise AuthenticationError(f"invalid token: {error}") from None
-        raw_roles = claims.get(self._roles_claim, [])
-        roles = (raw_roles,) if isinstance(raw_roles, str) else tuple(map(str, raw_roles or ()))
+        roles = roles_from_claim(claims.get(self._roles_claim))
         return Principal(
             subject=str(claims["sub"]),
             role=Role.highest_of(roles),

@@ -76,8 +76,9 @@ class UIContext(BaseModel):
         if env_id is not None and (environments is None or env_id not in environments):
             raise PydanticCustomError(
                 "unknown_environment",
-                "envId {env_id!r} is not a known environment",
-                {"env_id": env_id},
+                # Pydantic fills `{name}` placeholders only (no conversions): quote it here.
+                "envId {env_id} is not a known environment",
+                {"env_id": repr(env_id)},
             )
         return env_id
 

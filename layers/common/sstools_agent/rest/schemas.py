@@ -6,10 +6,13 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from sstools_agent.domain.conversations import Conversation, StoredMessage
+from sstools_agent.domain.conversations import (
+    CONVERSATION_ID_PATTERN,
+    Conversation,
+    StoredMessage,
+)
 from sstools_agent.domain.cursors import MAX_CURSOR_CHARS
 
-CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
 IDEMPOTENCY_KEY_PATTERN: Final = r"^[A-Za-z0-9_.:-]{8,128}$"
 TOOL_CALL_ID_PATTERN: Final = r"^[A-Za-z0-9_.:-]{1,128}$"
 """Tool call ids as models write them (`call_…`, `tooluse_…`, uuids)."""

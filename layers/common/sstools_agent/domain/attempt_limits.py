@@ -1,0 +1,145 @@
+"""Bounds on what anonymous callers can make the service do: audit records of failed
+authentication, and attempts at the service-token endpoint.
+
+Both count per source (the caller's address) in fixed windows, in this process: on Lambda that
+is per container, so a fleet of N containers allows N times the figures (documented in
+docs/configuration.md). The state is small and bounded (at most `max_sources` sources a window);
+nothing here needs storage, and a cold start forgets, which errs towards letting callers in.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+MAX_SOURCES: Final = 10_000
+OVERFLOW_SOURCE: Final = "(other sources)"
+"""Where sources beyond `max_sources` in one window are counted together."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedWindow:
+    """What a window that ended left unrecorded: the figure for the aggregate audit record."""
+
+    started_at: float
+    """Epoch seconds."""
+    window_s: float
+    suppressed: int
+    sources: int
+
+
+class _Windows:
+    """Counts per source in the current fixed window (locked: sync endpoints run in threads)."""
+
+    def __init__(self, window_s: float, clock: Callable[[], float], max_sources: int) -> None:
+        self.window_s = window_s
+        self._clock = clock
+        self._max_sources = max_sources
+        self.lock = threading.Lock()
+        self._started = self._window_start(clock())
+        self.counts: dict[str, int] = {}
+
+    def _window_start(self, now: float) -> float:
+        return math.floor(now / self.window_s) * self.window_s
+
+    def key(self, source: str) -> str:
+        """The counter `source` counts in (the shared overflow one when the window is full)."""
+        if source in self.counts or len(self.counts) < self._max_sources:
+            return source
+        return OVERFLOW_SOURCE
+
+    def roll(self, now: float) -> tuple[float, dict[str, int]] | None:
+        """Starts a new window when the current one ended; the old one's start and counts."""
+        start = self._window_start(now)
+        if start == self._started:
+            return None
+        closed = (self._started, self.counts)
+        self._started, self.counts = start, {}
+        return closed
+
+    def seconds_left(self, now: float) -> int:
+        return max(1, math.ceil(self._started + self.window_s - now))
+
+
+class AuthFailureSampler:
+    """Which failed authentications get their own audit record: at most `per_source` a source
+    and `per_window` in all, each window; the rest are counted and reported once, as one
+    aggregate record, when their window has ended (with the next failure)."""
+
+    def __init__(
+        self,
+        *,
+        per_source: int = 5,
+        per_window: int = 100,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.time,
+        max_sources: int = MAX_SOURCES,
+    ) -> None:
+        self._windows = _Windows(window_s, clock, max_sources)
+        self._clock = clock
+        self._per_source = per_source
+        self._per_window = per_window
+        self._recorded = 0
+        self._suppressed = 0
+
+    def admit(self, source: str) -> tuple[bool, ClosedWindow | None]:
+        """Whether this failure gets a record; and the window that just ended, if it left
+        failures unrecorded."""
+        windows = self._windows
+        with windows.lock:
+            now = self._clock()
+            closed = windows.roll(now)
+            summary = None
+            if closed is not None:
+                if self._suppressed:
+                    summary = ClosedWindow(
+                        closed[0], windows.window_s, self._suppressed, len(closed[1])
+                    )
+                self._recorded = self._suppressed = 0
+            key = windows.key(source)
+            seen = windows.counts.get(key, 0) + 1
+            windows.counts[key] = seen
+            admitted = seen <= self._per_source and self._recorded < self._per_window
+            if admitted:
+                self._recorded += 1
+            else:
+                self._suppressed += 1
+            return admitted, summary
+
+
+class FailureLimiter:
+    """Refuses a source that failed `max_failures` times in the current window until it ends."""
+
+    def __init__(
+        self,
+        *,
+        max_failures: int = 5,
+        window_s: float = 300.0,
+        clock: Callable[[], float] = time.time,
+        max_sources: int = MAX_SOURCES,
+    ) -> None:
+        self._windows = _Windows(window_s, clock, max_sources)
+        self._clock = clock
+        self._max_failures = max_failures
+
+    def retry_after(self, source: str) -> int | None:
+        """Seconds until `source` may try again; None when it may try now."""
+        windows = self._windows
+        with windows.lock:
+            now = self._clock()
+            windows.roll(now)
+            if windows.counts.get(windows.key(source), 0) < self._max_failures:
+                return None
+            return windows.seconds_left(now)
+
+    def failed(self, source: str) -> None:
+        """Counts one failed attempt of `source`."""
+        windows = self._windows
+        with windows.lock:
+            windows.roll(self._clock())
+            key = windows.key(source)
+            windows.counts[key] = windows.counts.get(key, 0) + 1

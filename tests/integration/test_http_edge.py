@@ -1,0 +1,345 @@
+"""What both HTTP apps answer at their edge, over real HTTP (uvicorn) with moto behind: malformed
+tokens, bodies that do not validate or are not JSON, and internal failures, always `{code, detail}`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from functions.api.app import app_from_settings
+from local.servers import serve
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.domain.attempt_limits import AuthFailureSampler
+from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.factories import secrets_reader_from
+from sstools_agent.settings import Settings
+from tests.integration.test_chat_function import MemoryAudit
+from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
+from tests.support.seed import DASHBOARD_10
+
+STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
+SOME_ID = "0123456789abcdef0123456789abcdef"
+
+
+@dataclass
+class Apps:
+    """The chat and REST API apps, each on its own server, recording audit in memory."""
+
+    chat_url: str
+    api_url: str
+    stack: AgentStack
+    chat_audit: MemoryAudit
+    api_audit: MemoryAudit
+
+    def token(self, claims: dict[str, Any], subject: str = "user.engineer") -> str:
+        return user_issuer(self.stack.settings).issue(subject, 600, claims).token
+
+    def bearer(self, claims: dict[str, Any] | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token(claims or {'roles': ['engineer']})}"}
+
+
+def serve_apps(stack: AgentStack) -> Iterator[Apps]:
+    chat_audit, api_audit = MemoryAudit(), MemoryAudit()
+    chat, _, _ = chat_app(stack, OfflineChatModel(), chat_audit)
+    api = app_from_settings(stack.settings, audit=api_audit)
+    with serve(chat, lifespan="on") as chat_url, serve(api) as api_url:
+        yield Apps(chat_url, api_url, stack, chat_audit, api_audit)
+
+
+@pytest.fixture(scope="module")
+def module_stack(stack_settings: Settings, upstream_server: SampleUpstream) -> AgentStack:
+    """One stack for the module: these tests change no upstream state."""
+    settings = stack_settings.model_copy(update={"upstream_base_url": upstream_server.base_url})
+    return AgentStack(settings, upstream_server)
+
+
+@pytest.fixture(scope="module")
+def apps(module_stack: AgentStack) -> Iterator[Apps]:
+    yield from serve_apps(module_stack)
+
+
+@pytest.fixture(scope="module")
+def broken_apps(module_stack: AgentStack) -> Iterator[Apps]:
+    """Both apps pointed at a conversations table that does not exist in moto: every storage
+    call fails as it would if the table were deleted or the role lost its permissions."""
+    settings = module_stack.settings.model_copy(update={"conversations_table": "NoSuchTable"})
+    yield from serve_apps(AgentStack(settings, module_stack.upstream))
+
+
+def every_endpoint(apps: Apps, headers: dict[str, str]) -> list[httpx.Response]:
+    """One request to every endpoint that takes a user JWT, on both apps."""
+    chat, api = apps.chat_url, apps.api_url
+    conversation = f"{api}/api/assistant/conversations"
+    with httpx.Client(timeout=30) as client:
+        return [
+            client.post(f"{chat}/api/agent/chat", json=STATUS, headers=headers),
+            client.post(
+                f"{chat}/api/agent/chat/cancel", json={"conversation_id": SOME_ID}, headers=headers
+            ),
+            client.post(conversation, json={}, headers=headers),
+            client.get(conversation, headers=headers),
+            client.get(
+                f"{api}/api/assistant/history", params={"conversation_id": SOME_ID}, headers=headers
+            ),
+            client.post(
+                f"{conversation}/{SOME_ID}/messages",
+                json={"role": "user", "content": "hi"},
+                headers={**headers, "Idempotency-Key": "key-0000001"},
+            ),
+            client.delete(f"{conversation}/{SOME_ID}", headers=headers),
+            client.get(f"{api}/api/agent/conversations/{SOME_ID}/active", headers=headers),
+        ]
+
+
+# --- Tokens ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "roles",
+    [5, True, False, {"admin": True}, ["admin", 7]],
+    ids=["int", "true", "false", "dict", "mixed"],
+)
+def test_a_malformed_roles_claim_is_401_on_every_endpoint(apps: Apps, roles: Any):
+    # Given a correctly signed token whose roles claim is not a string or a list of strings
+    headers = apps.bearer({"roles": roles})
+    # When it is sent to any endpoint of either app, Then it is refused as unauthenticated
+    for response in every_endpoint(apps, headers):
+        assert response.status_code == 401, (response.request.url, response.text)
+        assert response.json()["code"] == "UNAUTHORIZED"
+        assert "roles claim" in response.json()["detail"]
+
+
+# --- Bodies ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "conversation_id",
+    ["x" * 10_000, "x#META", "", "../etc", 42],
+    ids=["10k", "hash", "empty", "path", "int"],
+)
+def test_cancel_validates_the_conversation_id(apps: Apps, conversation_id: Any):
+    response = httpx.post(
+        f"{apps.chat_url}/api/agent/chat/cancel",
+        json={"conversation_id": conversation_id},
+        headers=apps.bearer(),
+    )
+    assert response.status_code == 422
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert "conversation_id" in response.json()["detail"]
+
+
+def test_an_unknown_environment_is_named_in_the_refusal(apps: Apps):
+    context = {**DASHBOARD_10, "envId": "nowhere"}
+    chat = httpx.post(
+        f"{apps.chat_url}/api/agent/chat",
+        json={**STATUS, "ui_context": context},
+        headers=apps.bearer(),
+    )
+    api = httpx.post(
+        f"{apps.api_url}/api/assistant/conversations",
+        json={"ui_context": context},
+        headers=apps.bearer(),
+    )
+    for response in (chat, api):
+        assert response.status_code == 422
+        problem = response.json()["problems"][0]
+        assert problem["reason"] == "unknown_environment"
+        assert problem["detail"] == "envId: envId 'nowhere' is not a known environment"
+        assert "{" not in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b'{"message": ', b"\xff\xfe\x00", b""],
+    ids=["text", "cut", "binary", "empty"],
+)
+def test_a_body_that_is_not_json_is_422_on_both_apps(apps: Apps, body: bytes):
+    headers = {**apps.bearer(), "Content-Type": "application/json"}
+    answers = [
+        httpx.post(f"{apps.chat_url}/api/agent/chat", content=body, headers=headers),
+        httpx.post(f"{apps.chat_url}/api/agent/chat/cancel", content=body, headers=headers),
+        httpx.post(f"{apps.api_url}/api/assistant/conversations", content=body, headers=headers),
+    ]
+    for response in answers:
+        assert response.status_code == 422, (response.request.url, response.text)
+        assert response.json()["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("action", ["confirm", "deny", "resume"])
+def test_a_message_sent_with_an_action_is_refused_not_dropped(apps: Apps, action: str):
+    body = {
+        "action": action,
+        "conversation_id": SOME_ID,
+        "confirmation_id": "card",
+        "message": "и ещё задеплой в prod",
+    }
+    response = httpx.post(f"{apps.chat_url}/api/agent/chat", json=body, headers=apps.bearer())
+    assert response.status_code == 422
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert "takes no message" in response.json()["detail"]
+
+
+def test_the_seeds_confirm_message_is_still_accepted(apps: Apps):
+    # The seed's client sends {message: "confirm", action: "confirm"}: that is no extra text
+    body = {
+        "action": "confirm",
+        "conversation_id": SOME_ID,
+        "confirmation_id": "card",
+        "message": "confirm",
+    }
+    response = httpx.post(f"{apps.chat_url}/api/agent/chat", json=body, headers=apps.bearer())
+    assert (response.status_code, response.json()["code"]) == (404, "NOT_FOUND")
+
+
+# --- Internal failures -------------------------------------------------------------------------
+
+
+def test_an_internal_failure_is_500_with_a_json_body_on_both_apps(broken_apps: Apps):
+    # Given both apps' conversations table is missing (a real DynamoDB fault from moto)
+    headers = broken_apps.bearer()
+    # When a request needs it
+    answers = [
+        httpx.post(
+            f"{broken_apps.chat_url}/api/agent/chat", json=STATUS, headers=headers, timeout=30
+        ),
+        httpx.post(
+            f"{broken_apps.chat_url}/api/agent/chat/cancel",
+            json={"conversation_id": SOME_ID},
+            headers=headers,
+        ),
+        httpx.get(f"{broken_apps.api_url}/api/assistant/conversations", headers=headers),
+        httpx.post(f"{broken_apps.api_url}/api/assistant/conversations", json={}, headers=headers),
+    ]
+    # Then the answer is a 500 in the `{code, detail}` shape, naming no internals
+    for response in answers:
+        assert response.status_code == 500, (response.request.url, response.text)
+        assert response.headers["content-type"] == "application/json"
+        assert response.json() == {
+            "code": "INTERNAL_ERROR",
+            "detail": "Internal error; please try again later.",
+        }
+
+
+# --- What failed authentication costs ------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def failed_auth_records(audit: MemoryAudit, outcome: str = "refused") -> list[AuditRecord]:
+    return [r for r in audit.records if r.kind is AuditKind.AUTH_FAILED and r.outcome == outcome]
+
+
+def test_the_request_id_in_an_audit_record_is_bounded_and_safe(apps: Apps):
+    cases = (("x" * 8192, False), ("a b<script>", False), ("x" * 129, False), ("req-4.a:b_c", True))
+    for n, (header, kept) in enumerate(cases):
+        before = len(failed_auth_records(apps.chat_audit)), len(failed_auth_records(apps.api_audit))
+        headers = {
+            "Authorization": "Bearer nope",
+            "X-Request-ID": header,
+            "X-Forwarded-For": f"10.9.0.{n}",
+        }
+        httpx.post(f"{apps.chat_url}/api/agent/chat", json=STATUS, headers=headers)
+        httpx.get(f"{apps.api_url}/api/assistant/conversations", headers=headers)
+        for audit, count in zip((apps.chat_audit, apps.api_audit), before, strict=True):
+            [record] = failed_auth_records(audit)[count:]
+            request_id = record.detail["request_id"]
+            assert (request_id == header) is kept
+            assert len(request_id) <= 128
+            assert (
+                request_id.replace("-", "")
+                .replace(".", "")
+                .replace(":", "")
+                .replace("_", "")
+                .isalnum()
+            )
+
+
+def test_a_flood_of_failed_logins_writes_a_bounded_number_of_records(apps: Apps):
+    # Given 300 failed logins from one source on the chat function (default: 5 a source a minute)
+    headers = {
+        "Authorization": "Bearer nope",
+        "X-Request-ID": "r" * 128,
+        "X-Forwarded-For": "10.1.1.1",
+    }
+    before = len(failed_auth_records(apps.chat_audit))
+    with httpx.Client() as client:
+        for _ in range(300):
+            assert (
+                client.post(
+                    f"{apps.chat_url}/api/agent/chat", json=STATUS, headers=headers
+                ).status_code
+                == 401
+            )
+    # Then at most 5 records were written, each small
+    written = failed_auth_records(apps.chat_audit)[before:]
+    assert len(written) <= 5
+    assert all(len(json.dumps(r.to_payload())) < 1024 for r in written)
+
+
+def test_suppressed_failures_are_counted_in_one_aggregate_record(stack: AgentStack):
+    # Given the REST API with 2 records a source and 10 a window, under a clock the test moves
+    clock, audit = FakeClock(), MemoryAudit()
+    sampler = AuthFailureSampler(per_source=2, per_window=10, window_s=60, clock=clock)
+    api = app_from_settings(stack.settings, audit=audit, auth_failures=sampler)
+    with serve(api) as url, httpx.Client() as client:
+        # When 20 sources fail 3 times each within the window
+        for source in range(20):
+            for _ in range(3):
+                response = client.get(
+                    f"{url}/api/assistant/conversations",
+                    headers={"Authorization": "Bearer nope", "X-Forwarded-For": f"10.2.0.{source}"},
+                )
+                assert response.status_code == 401
+        assert len(failed_auth_records(audit)) == 10
+        # And one more failure comes after the window ended
+        clock.now += 60
+        client.get(f"{url}/api/assistant/conversations", headers={"Authorization": "Bearer nope"})
+    # Then the closed window is one aggregate record: 50 failures not recorded, from 20 sources
+    [aggregate] = failed_auth_records(audit, "suppressed")
+    assert (aggregate.detail["suppressed"], aggregate.detail["sources"]) == (50, 20)
+    assert len(failed_auth_records(audit)) == 11
+
+
+def test_failed_service_token_requests_are_audited_and_rate_limited(stack: AgentStack):
+    # Given the REST API allowing 3 failures a source in a 60 s window
+    audit = MemoryAudit()
+    settings = stack.settings.model_copy(
+        update={"service_token_max_failures": 3, "service_token_failure_window_s": 60}
+    )
+    api = app_from_settings(settings, audit=audit)
+    reader = secrets_reader_from(settings).client_credentials(settings.service_client_secret_id)
+    right = {"client_id": reader.client_id, "client_secret": reader.client_secret}
+    wrong = {**right, "client_secret": "guess"}
+    attacker, agent = {"X-Forwarded-For": "10.3.0.1"}, {"X-Forwarded-For": "10.3.0.2"}
+    with serve(api) as url, httpx.Client() as client:
+        token = f"{url}/api/auth/service-token"
+        # When one source guesses 3 times, each is a 401 and an audit record
+        for _ in range(3):
+            response = client.post(token, json=wrong, headers=attacker)
+            assert response.status_code == 401
+        records = failed_auth_records(audit)
+        assert len(records) == 3
+        assert {(r.detail["endpoint"], r.detail["source"]) for r in records} == {
+            ("service-token", "10.3.0.1")
+        }
+        # Then its next attempts are 429 with Retry-After, even with the right credentials
+        for body in (wrong, right):
+            response = client.post(token, json=body, headers=attacker)
+            assert response.status_code == 429
+            assert response.json()["code"] == "RATE_LIMITED"
+            assert set(response.json()) == {"code", "detail"}
+            assert 0 < int(response.headers["Retry-After"]) <= 60
+        # And another source still gets its token
+        assert client.post(token, json=right, headers=agent).status_code == 200
