@@ -199,6 +199,16 @@ DEPLOY_CALL = {
 }
 
 
+async def follow_up(chat: ScriptedChat, conversation: str, message: str) -> list[Any]:
+    """The user writes again in the conversation (the model answers without a tool)."""
+    chat.model.calls = []
+    status, events, refused = await post_stream(
+        chat, {"message": message, "conversation_id": conversation, "ui_context": DASHBOARD_10}
+    )
+    assert status == 200, refused
+    return events
+
+
 def deploys(chat: ChatServer) -> int:
     return chat.stack.upstream.plan.requests("POST", "/api/dashboards/deploy")
 
@@ -283,13 +293,8 @@ async def test_a_confirmed_write_dropped_in_flight_is_reported_as_status_unknown
     assert not [e for e in replay if e.type == "confirm_required"]
     assert "статус операции неизвестен" in told(replay).lower()
     # When the user sends a new message
-    chat.model.calls = []
-    status, events, _ = await post_stream(
-        chat,
-        {"message": "ну что там?", "conversation_id": conversation, "ui_context": DASHBOARD_10},
-    )
+    events = await follow_up(chat, conversation, "ну что там?")
     # Then the deploy's card says its status is unknown, never «отменена… ничего не изменено»
-    assert status == 200
     text = told(events).lower()
     assert "статус операции неизвестен" in text
     assert "ничего не изменено" not in text
@@ -309,10 +314,7 @@ async def test_a_confirmed_write_dropped_in_flight_is_reported_as_status_unknown
     ]
     assert about_the_call == [AuditKind.TOOL_OUTCOME_UNKNOWN]
     # And a later message does not say it again: the call is settled
-    status, later, _ = await post_stream(
-        chat,
-        {"message": "спасибо", "conversation_id": conversation, "ui_context": DASHBOARD_10},
-    )
+    later = await follow_up(chat, conversation, "спасибо")
     assert "статус операции неизвестен" not in told(later).lower()
 
 
@@ -322,13 +324,8 @@ async def test_a_confirmed_call_that_never_left_is_reported_as_not_run(chat: Scr
     store = confirmation_store_from(chat.stack.settings)
     await store.decide(card["confirmation_id"], "user.engineer", ConfirmationStatus.CONFIRMED)
     # When the user comes back with a new message
-    chat.model.calls = []
-    status, events, _ = await post_stream(
-        chat,
-        {"message": "ну что там?", "conversation_id": conversation, "ui_context": DASHBOARD_10},
-    )
+    events = await follow_up(chat, conversation, "ну что там?")
     # Then they are told it did not run and nothing changed, and nothing ran
-    assert status == 200
     text = told(events).lower()
     assert "не выполнена" in text
     assert "статус операции неизвестен" not in text
@@ -342,11 +339,7 @@ async def test_a_confirmed_call_that_finished_is_not_reported_again(chat: Script
     assert status == 200
     assert [e.type for e in events].count("tool_end") == 1
     assert confirmation_item(chat, card["confirmation_id"])["execution"] == "succeeded"
-    chat.model.calls = []
-    status, events, _ = await post_stream(
-        chat,
-        {"message": "спасибо", "conversation_id": conversation, "ui_context": DASHBOARD_10},
-    )
+    events = await follow_up(chat, conversation, "спасибо")
     assert not [e for e in events if e.type in ("tool_error", "confirm_resolved")]
     calls = [r.kind for r in chat.audit.records if r.detail.get("tool_call_id") == "call-deploy"]
     assert calls.count(AuditKind.TOOL_CALLED) == 1
@@ -456,13 +449,8 @@ async def test_a_confirmed_call_whose_run_failed_afterwards_is_never_called_canc
     ]
     assert deploys(chat) == 1
     # When the user writes again
-    chat.model.calls = []
-    status, events, _ = await post_stream(
-        chat,
-        {"message": "ну что там?", "conversation_id": conversation, "ui_context": DASHBOARD_10},
-    )
+    events = await follow_up(chat, conversation, "ну что там?")
     # Then nobody says the deploy was cancelled or changed nothing
-    assert status == 200
     text = told(events).lower()
     assert "отменена" not in text
     assert "ничего не изменено" not in text
