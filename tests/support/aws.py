@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 from moto.server import ThreadedMotoServer
 
 from local.aws_resources import LocalResources, create_resources
@@ -24,16 +25,21 @@ def free_port() -> int:
 
 @contextmanager
 def moto_server() -> Iterator[str]:
-    """A ThreadedMotoServer on a free port; yields its endpoint URL."""
+    """A ThreadedMotoServer on a free port; yields its endpoint URL.
+
+    moto keeps its state per process, not per server: it is reset when the server stops, so
+    that a later server in the same test session (another module's) starts empty."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     port = free_port()
     previous = os.environ.get("MOTO_PORT")
     os.environ["MOTO_PORT"] = str(port)  # moto needs it to build its own URLs (design.md)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
+    endpoint = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield endpoint
     finally:
+        httpx.post(f"{endpoint}/moto-api/reset", timeout=30)
         server.stop()
         if previous is None:
             os.environ.pop("MOTO_PORT", None)
