@@ -143,6 +143,14 @@ class UIContextRejection:
         }
 
 
+class ContextRejected(Exception):
+    """A page context that failed validation: 422 with its reasons (after an audit record)."""
+
+    def __init__(self, rejection: UIContextRejection) -> None:
+        super().__init__(rejection.to_error_body()["detail"])
+        self.rejection = rejection
+
+
 # Pydantic error types mapped to rejection reasons: by (field, error type) first, then by field.
 _REASON_BY_FIELD_AND_TYPE: Final[Mapping[tuple[str, str], RejectionReason]] = {
     ("contextVersion", "missing"): RejectionReason.MISSING_VERSION,

@@ -1,0 +1,133 @@
+"""What the chat function does for a request, whatever its wire encoding.
+
+`ChatService.open` makes every decision that ends in a plain HTTP refusal, before the stream:
+the page context (validated, a rejection audited), the service token, the resume point, the
+conversation, the card a confirm or deny answers, the lock. What it returns streams the turn
+(or replays it); `cancel` asks a run held by another connection to stop. Refusals are the
+domain exceptions of the refusal table (http/refusals.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
+from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.chat.request import ChatRequestBody
+from sstools_agent.chat.turns import ChatTurns, PreparedTurn
+from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.domain.chat_events import ChatEvent
+from sstools_agent.domain.conversations import parse_event_id
+from sstools_agent.domain.environments import EnvironmentRegistry
+from sstools_agent.domain.identity import Principal
+from sstools_agent.domain.ui_context import (
+    ContextRejected,
+    UIContext,
+    UIContextRejection,
+    parse_ui_context,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class NotRunning(Exception):
+    """A cancel for a conversation in which no answer runs (409)."""
+
+
+@dataclass(frozen=True)
+class OpenedTurn:
+    """A turn that passed every check: its prepared state and the run context it streams with."""
+
+    turn: PreparedTurn
+    context: AgentRunContext
+
+    @property
+    def conversation_id(self) -> str:
+        return self.turn.conversation.conversation_id
+
+
+class ChatService:
+    """Open, stream and cancel chat turns for an authenticated user."""
+
+    def __init__(
+        self,
+        turns: ChatTurns,
+        *,
+        environments: EnvironmentRegistry,
+        audit: AuditSink,
+        service_token: ServiceTokenSource,
+    ) -> None:
+        self.turns = turns
+        self.environments = environments
+        self.audit = audit
+        self.service_token = service_token
+
+    def page_context(
+        self, ui_context: Any, principal: Principal, conversation_id: str | None
+    ) -> UIContext | None:
+        """The validated page context; ContextRejected (audited) when it is not valid."""
+        if ui_context is None:
+            return None
+        parsed = parse_ui_context(ui_context, self.environments)
+        if isinstance(parsed, UIContextRejection):
+            self.audit.emit(
+                AuditRecord(
+                    AuditKind.CONTEXT_REJECTED,
+                    principal.subject,
+                    "refused",
+                    conversation_id,
+                    parsed.to_error_body(),
+                )
+            )
+            raise ContextRejected(parsed)
+        return parsed
+
+    async def open(
+        self,
+        principal: Principal,
+        body: ChatRequestBody,
+        *,
+        request_id: str,
+        last_event_id: str | None = None,
+    ) -> OpenedTurn:
+        """Every check before the stream, in the order that keeps refusals free of side effects:
+        nothing is written unless the turn opens (the service token is fetched before the lock).
+
+        A confirm or deny resumes in the card's own page context, whatever this request says
+        (ChatAgent.resolve binds it); the request's context is validated all the same."""
+        ui_context = self.page_context(body.ui_context, principal, body.conversation_id)
+        try:
+            service_token = await self.service_token()
+        except ServiceTokenUnavailable as failure:
+            logger.error("no service token", extra={"reason": str(failure)})
+            raise
+        resume_after = 0
+        resume_from = last_event_id or body.last_event_id
+        if body.action == "resume" and resume_from and body.conversation_id:
+            resume_after = parse_event_id(resume_from, body.conversation_id) or 0
+        turn = await self.turns.prepare(
+            owner=principal.subject,
+            conversation_id=body.conversation_id,
+            action=body.action,
+            message=body.message,
+            confirmation_id=body.confirmation_id,
+            ui_context=ui_context.to_payload() if ui_context else None,
+            resume_after=resume_after,
+            role=principal.role,
+        )
+        return OpenedTurn(turn, AgentRunContext(principal, ui_context, service_token, request_id))
+
+    def events(self, opened: OpenedTurn) -> AsyncIterator[tuple[str, ChatEvent]]:
+        """The turn's events with their ids: a replay for `resume`, else the run itself."""
+        if opened.turn.action == "resume":
+            return self.turns.follow(opened.turn)
+        return self.turns.stream(opened.turn, opened.context)
+
+    async def cancel(self, principal: Principal, conversation_id: str) -> None:
+        """Asks the run holding `conversation_id` (the caller's) to stop; NotRunning if none."""
+        if not await self.turns.store.request_cancel(conversation_id, principal.subject):
+            raise NotRunning(conversation_id)

@@ -1,0 +1,117 @@
+"""Who is calling: the user's JWT, a bounded request id, the caller's address, and the audit of
+anonymous failures (sampled, so a flood cannot write records of its own size and number)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from fastapi import Request
+
+from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.domain.attempt_limits import AuthFailureSampler, ClosedWindow
+from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
+
+REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+"""An `X-Request-ID` we keep (in logs and audit records); any other value is replaced."""
+MAX_AUDITED_REASON_CHARS: Final = 200
+UNKNOWN_SOURCE: Final = "unknown"
+
+
+def request_id_from(header: str | None) -> str:
+    """The caller's request id when it is a short token of safe characters, else a fresh one:
+    a client cannot make the service store (for 400 days) text of its choosing and size."""
+    if header is not None and REQUEST_ID.fullmatch(header):
+        return header
+    return uuid.uuid4().hex
+
+
+def client_source(request: Request) -> str:
+    """The caller's address, for counting attempts: the last `X-Forwarded-For` entry (the one
+    the nearest proxy, API Gateway or the function URL, added; earlier ones are the client's
+    own claims), else the socket's peer. Anything that is not an IP address is "unknown"."""
+    forwarded = [part.strip() for part in request.headers.get("x-forwarded-for", "").split(",")]
+    candidates = [forwarded[-1]] if forwarded[-1] else []
+    if request.client is not None:
+        candidates.append(request.client.host)
+    for candidate in candidates:
+        try:
+            return str(ipaddress.ip_address(candidate))
+        except ValueError:
+            continue
+    return UNKNOWN_SOURCE
+
+
+def authenticate(
+    verifier: UserTokenVerifier,
+    audit: AuditSink,
+    authorization: str,
+    request_id: str,
+    *,
+    source: str = UNKNOWN_SOURCE,
+    failures: AuthFailureSampler | None = None,
+) -> Principal:
+    """The caller's principal from `Authorization: Bearer <user JWT>`; AuthenticationError (and
+    an audit record, sampled by `failures`) otherwise."""
+    scheme, _, token = authorization.partition(" ")
+    try:
+        if scheme.lower() != "bearer" or not token:
+            raise AuthenticationError("missing bearer token")
+        return verifier.verify(token)
+    except AuthenticationError as failure:
+        audit_auth_failure(
+            audit, failures, source, {"reason": failure.detail, "request_id": request_id}
+        )
+        raise
+
+
+def audit_auth_failure(
+    audit: AuditSink,
+    failures: AuthFailureSampler | None,
+    source: str,
+    detail: dict[str, Any],
+    *,
+    outcome: str = "refused",
+) -> None:
+    """One anonymous failure: its own record while the sampler admits it (the reason cut to
+    `MAX_AUDITED_REASON_CHARS`: a token's `kid` is the caller's text), else only counted; a
+    window that ended with uncounted failures becomes one aggregate record."""
+    admitted, closed = failures.admit(source) if failures is not None else (True, None)
+    if closed is not None:
+        audit.emit(_suppressed_record(closed))
+    if not admitted:
+        return
+    bounded = {
+        key: value[:MAX_AUDITED_REASON_CHARS] if isinstance(value, str) else value
+        for key, value in detail.items()
+    }
+    audit.emit(
+        AuditRecord(AuditKind.AUTH_FAILED, None, outcome, detail=bounded | {"source": source})
+    )
+
+
+def _suppressed_record(closed: ClosedWindow) -> AuditRecord:
+    started = datetime.fromtimestamp(closed.started_at, UTC).isoformat(timespec="seconds")
+    return AuditRecord(
+        AuditKind.AUTH_FAILED,
+        None,
+        "suppressed",
+        detail={
+            "suppressed": closed.suppressed,
+            "sources": closed.sources,
+            "window_started_at": started.replace("+00:00", "Z"),
+            "window_s": closed.window_s,
+        },
+    )
+
+
+class TooManyAttempts(Exception):
+    """A source that failed too often in the current window (429)."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"retry after {retry_after_s} s")
+        self.retry_after_s = retry_after_s

@@ -1,0 +1,93 @@
+"""The REST API's collaborators and the dependency aliases its routes declare.
+
+`RestApi` holds what the use cases need (built by the function's wiring, kept on `app.state`);
+`Api`, `Caller`, `ConversationId` and `ToolCallId` are the `Annotated` aliases routes use, so a
+route names what it needs and nothing builds anything per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, Path, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
+from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
+from sstools_agent.domain.environments import EnvironmentRegistry
+from sstools_agent.domain.identity import Principal, UserTokenVerifier
+from sstools_agent.domain.ui_context import ContextRejected, UIContextRejection, parse_ui_context
+from sstools_agent.http.auth import authenticate, client_source, request_id_from
+from sstools_agent.http.observability import Observability
+from sstools_agent.rest.schemas import TOOL_CALL_ID_PATTERN, ErrorBody
+from sstools_agent.rest.service import ConversationsApi, ServiceTokens
+
+
+@dataclass
+class RestApi:
+    """The REST API's collaborators."""
+
+    conversations: ConversationsApi
+    service_tokens: ServiceTokens
+    jwks: Callable[[], dict[str, Any]]
+    verifier: UserTokenVerifier
+    environments: EnvironmentRegistry
+    audit: AuditSink
+    auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
+    service_token_failures: FailureLimiter = field(default_factory=FailureLimiter)
+    observability: Observability = field(default_factory=lambda: Observability.of("api"))
+
+    def checked_context(self, ui_context: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A page context validated as the chat validates it; ContextRejected (422) otherwise."""
+        if ui_context is None:
+            return None
+        parsed = parse_ui_context(ui_context, self.environments)
+        if isinstance(parsed, UIContextRejection):
+            raise ContextRejected(parsed)
+        return parsed.to_payload()
+
+
+def rest_api(request: Request) -> RestApi:
+    """The app's collaborators."""
+    api: RestApi = request.app.state.api
+    return api
+
+
+Api = Annotated[RestApi, Depends(rest_api)]
+bearer = HTTPBearer(auto_error=False, description="The user's JWT")
+
+
+def current_principal(
+    request: Request,
+    api: Api,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    x_request_id: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> Principal:
+    """The caller, from the user JWT (dependency of every user endpoint)."""
+    authorization = f"Bearer {credentials.credentials}" if credentials else ""
+    return authenticate(
+        api.verifier,
+        api.audit,
+        authorization,
+        request_id_from(x_request_id),
+        source=client_source(request),
+        failures=api.auth_failures,
+    )
+
+
+Caller = Annotated[Principal, Depends(current_principal)]
+ConversationId = Annotated[str, Path(pattern=CONVERSATION_ID_PATTERN)]
+ToolCallId = Annotated[str, Path(pattern=TOOL_CALL_ID_PATTERN)]
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI: the error statuses an operation answers, all with the `{code, detail}` body
+    (400: a bad cursor; 422: a request that does not validate, a body that is not JSON
+    included; 500: an internal failure)."""
+    answers: dict[int | str, dict[str, Any]] = {
+        status: {"model": ErrorBody} for status in (*statuses, 400, 422, 500)
+    }
+    return answers

@@ -1,0 +1,1 @@
+"""The REST API routes, one router per resource."""
