@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 
 MAX_MESSAGE_CHARS: Final = 8000
+"""What a user may type into one chat message."""
 
 
 class ChatRequestBody(BaseModel):

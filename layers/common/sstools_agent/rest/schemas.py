@@ -16,7 +16,8 @@ from sstools_agent.domain.cursors import MAX_CURSOR_CHARS
 IDEMPOTENCY_KEY_PATTERN: Final = r"^[A-Za-z0-9_.:-]{8,128}$"
 TOOL_CALL_ID_PATTERN: Final = r"^[A-Za-z0-9_.:-]{1,128}$"
 """Tool call ids as models write them (`call_…`, `tooluse_…`, uuids)."""
-MAX_MESSAGE_CHARS: Final = 16_000
+MAX_APPENDED_CHARS: Final = 16_000
+"""An appended message (either role) may be longer than what a user types into the chat."""
 MAX_TITLE_CHARS: Final = 200
 
 Title = Annotated[
@@ -138,7 +139,7 @@ class AppendMessageBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Literal["user", "assistant"]
-    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_APPENDED_CHARS)]
     ui_context: dict[str, Any] | None = None
 
 
