@@ -32,14 +32,6 @@ from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
 from sstools_agent.domain.ui_context import UIContextRejection, parse_ui_context
-from sstools_agent.factories import (
-    audit_sink_from,
-    client_credentials_from,
-    conversations_api_from,
-    secrets_reader_from,
-    service_token_issuer_from,
-    user_verifier_from,
-)
 from sstools_agent.rest.schemas import (
     IDEMPOTENCY_KEY_PATTERN,
     TOOL_CALL_ID_PATTERN,
@@ -65,7 +57,6 @@ from sstools_agent.rest.service import (
     ServiceTokens,
     ToolOutputNotFound,
 )
-from sstools_agent.settings import Settings
 from sstools_agent.web import (
     TooManyAttempts,
     audit_auth_failure,
@@ -77,6 +68,7 @@ from sstools_agent.web import (
     single_query_values,
     too_many_attempts,
 )
+from sstools_agent.wiring.api import ApiDeps
 
 logger = Logger(service="sstools-agent-api")
 metrics = Metrics(namespace="SsToolsAgent", service="api")
@@ -383,9 +375,18 @@ async def log_request(
     return response
 
 
-def create_app(**collaborators: Any) -> FastAPI:
-    """The REST ASGI app over ApiEndpoints' collaborators (factories build them)."""
-    endpoints = ApiEndpoints(**collaborators)
+def create_app(deps: ApiDeps) -> FastAPI:
+    """The REST ASGI app over its collaborators (`sstools_agent.wiring.api.build_api`)."""
+    endpoints = ApiEndpoints(
+        conversations=deps.conversations,
+        service_tokens=deps.service_tokens,
+        jwks=deps.jwks,
+        verifier=deps.verifier,
+        environments=deps.environments,
+        audit=deps.audit,
+        auth_failures=deps.auth_failures,
+        service_token_failures=deps.service_token_failures,
+    )
     app = FastAPI(
         title="ss-tools agent REST API",
         version="1.0",
@@ -439,23 +440,3 @@ def create_app(**collaborators: Any) -> FastAPI:
         app.add_api_route(path, handler, methods=[method], status_code=status, responses=answers)
     app.add_api_route("/.well-known/jwks.json", endpoints.jwks, methods=["GET"])
     return app
-
-
-def app_from_settings(settings: Settings, **overrides: Any) -> FastAPI:
-    """The app wired to AWS as `settings` say (Lambda's main.py, the local stack, the tests);
-    `overrides` replace collaborators by name (a test's audit sink)."""
-    reader = secrets_reader_from(settings)
-    issuer = service_token_issuer_from(settings)
-    collaborators: dict[str, Any] = {
-        "conversations": conversations_api_from(settings, reader),
-        "service_tokens": ServiceTokens(
-            client_credentials_from(settings, reader), issuer, settings.service_token_ttl_s
-        ),
-        "jwks": issuer.jwks,
-        "verifier": user_verifier_from(settings),
-        "environments": settings.environments(),
-        "audit": audit_sink_from(settings),
-        "auth_failures": settings.auth_failure_sampler(),
-        "service_token_failures": settings.service_token_limiter(),
-    }
-    return create_app(**(collaborators | overrides))

@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from sstools_agent.domain.environments import EnvironmentTier
-from sstools_agent.factories import tool_policy_from, user_verifier_from
 from sstools_agent.settings import Settings
+from sstools_agent.wiring.adapters import tool_policy_from, user_verifier_from
 
 
 def test_defaults_run_the_local_stack():
