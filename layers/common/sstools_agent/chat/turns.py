@@ -293,7 +293,7 @@ class ChatTurns:
         outputs: BlobStore | None = None,
     ) -> None:
         """`outputs` keeps tool outputs too large for a history item (in memory when None:
-        tests and tools that never see one; the factories always pass the S3 store)."""
+        tests and tools that never see one; `wiring.chat` always passes the S3 store)."""
         self.prefetch_timeout_s = prefetch_timeout_s
         self.outputs: BlobStore = outputs or MemoryBlobStore()
         self._agent_factory = agent_factory
