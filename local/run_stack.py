@@ -52,7 +52,6 @@ def configure_environment() -> None:
         "POWERTOOLS_METRICS_DISABLED": "true",
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_LOG_LEVEL": "WARNING",  # a quiet console; the functions log INFO on Lambda
-        "AUDIT_TABLE": "AuditTable",
         "SERVICE_TOKEN_URL": f"http://127.0.0.1:{BASE_PORT}/api/auth/service-token",
     }
     for name, value in defaults.items():
@@ -69,7 +68,10 @@ def serve_sample_upstream(settings: Settings, *, port: int = UPSTREAM_PORT) -> I
     from local.fault_injection import serve_with_faults  # noqa: PLC0415
     from local.sample_upstream.app import create_app  # noqa: PLC0415
     from sstools_agent.adapters.jwks import JwksUrlKeys  # noqa: PLC0415
-    from sstools_agent.factories import service_verifier_from, user_verifier_from  # noqa: PLC0415
+    from sstools_agent.wiring.adapters import (  # noqa: PLC0415
+        service_verifier_from,
+        user_verifier_from,
+    )
 
     jwks = JwksUrlKeys(f"http://127.0.0.1:{BASE_PORT}/.well-known/jwks.json")
     upstream = create_app(user_verifier_from(settings), service_verifier_from(settings, jwks))
@@ -129,14 +131,16 @@ def main() -> int:
     # Imported after the environment is set: settings are read once, at entry.
     from moto.server import ThreadedMotoServer  # noqa: PLC0415
 
-    from functions.api.app import app_from_settings as api_app  # noqa: PLC0415
-    from functions.chat.app import app_from_settings as chat_app  # noqa: PLC0415
+    from functions.api.app import create_app as api_app  # noqa: PLC0415
+    from functions.chat.app import create_app as chat_app  # noqa: PLC0415
     from local.audit_pump import start_audit_pump  # noqa: PLC0415
     from local.aws_resources import create_resources  # noqa: PLC0415
     from local.gateway import LocalGateway  # noqa: PLC0415
-    from sstools_agent.settings import load_settings  # noqa: PLC0415
+    from sstools_agent.settings import Settings  # noqa: PLC0415
+    from sstools_agent.wiring.api import build_api  # noqa: PLC0415
+    from sstools_agent.wiring.chat import build_chat  # noqa: PLC0415
 
-    settings = load_settings()
+    settings = Settings()
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=MOTO_PORT, verbose=False)
     moto.start()
     try:
@@ -146,7 +150,10 @@ def main() -> int:
         )
         with serve_sample_upstream(settings):
             gateway = LocalGateway(
-                {"ChatFunction": chat_app(settings), "ApiFunction": api_app(settings)}
+                {
+                    "ChatFunction": chat_app(build_chat(settings)),
+                    "ApiFunction": api_app(build_api(settings)),
+                }
             )
             print(banner(), flush=True)  # noqa: T201
             uvicorn.run(gateway, host="127.0.0.1", port=BASE_PORT, log_level="warning")

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from app import app_from_settings, logger, metrics
+from app import create_app, logger, metrics
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
-from sstools_agent.settings import load_settings
+from sstools_agent.settings import ApiSettings
+from sstools_agent.wiring.api import build_api
 
 tracer = Tracer(service="sstools-agent-api")
-asgi = Mangum(app_from_settings(load_settings()), lifespan="off")
+asgi = Mangum(create_app(build_api(ApiSettings())), lifespan="off")
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

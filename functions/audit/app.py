@@ -6,10 +6,8 @@ and are written with a condition so a redelivered event is stored once.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
@@ -17,6 +15,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
 from sstools_agent.domain.audit import audit_table_item
+from sstools_agent.settings import AuditFunctionSettings
+from sstools_agent.wiring.audit import AuditDeps, build_audit
 
 logger = Logger(service="sstools-agent-audit")
 
@@ -27,16 +27,8 @@ class AuditEvent(EventBridgeModel):
     detail: dict[str, Any]
 
 
-_table: Any = None
-
-
-def audit_table() -> Any:
-    """The audit table, built on first use (configuration read once, at entry)."""
-    global _table  # noqa: PLW0603 - one client per Lambda container
-    if _table is None:
-        resource = boto3.resource("dynamodb", endpoint_url=os.environ.get("AWS_ENDPOINT_URL"))
-        _table = resource.Table(os.environ.get("AUDIT_TABLE", "AuditTable"))
-    return _table
+deps: AuditDeps = build_audit(AuditFunctionSettings())
+"""Settings read and the table client built once, at import (one per Lambda container)."""
 
 
 def store(event: AuditEvent) -> bool:
@@ -45,7 +37,7 @@ def store(event: AuditEvent) -> bool:
         event.detail, event.id, event.time.isoformat(), int(event.time.timestamp())
     )
     try:
-        audit_table().put_item(Item=item, ConditionExpression="attribute_not_exists(PK)")
+        deps.table.put_item(Item=item, ConditionExpression="attribute_not_exists(PK)")
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
             return False

@@ -14,7 +14,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI, Header, Request
@@ -22,7 +22,6 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.adapters.service_tokens import ServiceTokenSource
-from sstools_agent.agent_factories import chat_turns
 from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.service import ChatService, OpenedTurn
 from sstools_agent.chat.turns import ChatTurns
@@ -30,12 +29,11 @@ from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
-from sstools_agent.factories import audit_sink, service_token, user_verifier
 from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import Observability
 from sstools_agent.http.refusals import install_refusals
-from sstools_agent.settings import Settings
+from sstools_agent.wiring.chat import ChatDeps
 
 BLOCKING_THREADS = 32
 observability = Observability.of("chat")
@@ -160,9 +158,16 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
 
 
-def create_app(**collaborators: Any) -> FastAPI:
-    """The chat ASGI app over ChatEndpoints' collaborators (factories build them)."""
-    endpoints = ChatEndpoints(**collaborators)
+def create_app(deps: ChatDeps) -> FastAPI:
+    """The chat ASGI app over its collaborators (`sstools_agent.wiring.chat.build_chat`)."""
+    endpoints = ChatEndpoints(
+        turns=deps.turns,
+        verifier=deps.verifier,
+        service_token=deps.service_token,
+        environments=deps.environments,
+        audit=deps.audit,
+        auth_failures=deps.auth_failures,
+    )
     app = FastAPI(
         title="ss-tools agent chat", version="1.0", docs_url=None, redoc_url=None, lifespan=lifespan
     )
@@ -171,15 +176,3 @@ def create_app(**collaborators: Any) -> FastAPI:
     app.post("/api/agent/chat", response_model=None)(endpoints.chat)
     app.post("/api/agent/chat/cancel", response_model=None)(endpoints.cancel)
     return app
-
-
-def app_from_settings(settings: Settings) -> FastAPI:
-    """The app wired as configured (Lambda's main.py and the local stack use this)."""
-    return create_app(
-        turns=chat_turns(),
-        verifier=user_verifier(),
-        service_token=service_token(),
-        environments=settings.environments(),
-        audit=audit_sink(),
-        auth_failures=settings.auth_failure_sampler(),
-    )

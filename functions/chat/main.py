@@ -1,12 +1,14 @@
-"""The chat function's entry point: settings read once, collaborators from cached factories.
+"""The chat function's entry point: settings read and collaborators built once, at import.
 
-Lambda Web Adapter starts `uvicorn main:app` (run.sh); the local stack imports `app` the same way.
+Lambda Web Adapter starts `uvicorn main:app` (run.sh); the module is the one instance per
+container.
 """
 
 from __future__ import annotations
 
-from app import app_from_settings
+from app import create_app
 
-from sstools_agent.settings import load_settings
+from sstools_agent.settings import ChatSettings
+from sstools_agent.wiring.chat import build_chat
 
-app = app_from_settings(load_settings())
+app = create_app(build_chat(ChatSettings()))

@@ -13,8 +13,8 @@ from pathlib import Path
 import anyio
 
 from sstools_agent.domain.conversations import Conversation, now_iso
-from sstools_agent.factories import conversation_store_from
 from sstools_agent.settings import Settings
+from sstools_agent.wiring.adapters import conversation_store_from
 from tests.support.agent_stack import user_issuer
 from tests.support.events import load_event
 

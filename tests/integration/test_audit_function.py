@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.audit import app as audit_function
 from sstools_agent.domain.audit import AuditKind, AuditRecord, EmissionClock
+from sstools_agent.wiring.audit import build_audit
 from tests.support.agent_stack import AgentStack
 from tests.support.events import load_event
 
@@ -28,10 +29,7 @@ class Context(LambdaContext):
 
 @pytest.fixture
 def table(stack: AgentStack, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("AWS_ENDPOINT_URL", stack.settings.aws_endpoint_url or "")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", stack.settings.aws_region)
-    monkeypatch.setenv("AUDIT_TABLE", "AuditTable")
-    monkeypatch.setattr(audit_function, "_table", None)
+    monkeypatch.setattr(audit_function, "deps", build_audit(stack.settings))
     return boto3.resource(
         "dynamodb",
         endpoint_url=stack.settings.aws_endpoint_url,

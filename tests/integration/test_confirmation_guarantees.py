@@ -25,7 +25,7 @@ from sstools_agent.domain.catalog_types import EnvironmentSource, Operation, Too
 from sstools_agent.domain.confirmations import ConfirmationStatus
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import ObjectType
-from sstools_agent.factories import confirmation_store_from
+from sstools_agent.wiring.adapters import confirmation_store_from
 from tests.integration.test_chat_function import ChatServer, MemoryAudit, post_stream, sse_events
 from tests.integration.test_confirmations import confirmation_item, wait_for
 from tests.support.agent_stack import AgentStack, chat_app, user_issuer

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
 import pytest
 
-from functions.api.app import app_from_settings
+from functions.api.app import create_app as create_api_app
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.audit import AuditKind, AuditRecord
-from sstools_agent.factories import secrets_reader_from
 from sstools_agent.settings import Settings
+from sstools_agent.wiring.adapters import secrets_reader_from
+from sstools_agent.wiring.api import build_api
 from tests.integration.test_chat_function import MemoryAudit
 from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 from tests.support.seed import DASHBOARD_10
@@ -47,7 +48,7 @@ class Apps:
 def serve_apps(stack: AgentStack) -> Iterator[Apps]:
     chat_audit, api_audit = MemoryAudit(), MemoryAudit()
     chat, _, _ = chat_app(stack, OfflineChatModel(), chat_audit)
-    api = app_from_settings(stack.settings, audit=api_audit)
+    api = create_api_app(replace(build_api(stack.settings), audit=api_audit))
     with serve(chat, lifespan="on") as chat_url, serve(api) as api_url:
         yield Apps(chat_url, api_url, stack, chat_audit, api_audit)
 
@@ -292,7 +293,7 @@ def test_suppressed_failures_are_counted_in_one_aggregate_record(stack: AgentSta
     # Given the REST API with 2 records a source and 10 a window, under a clock the test moves
     clock, audit = FakeClock(), MemoryAudit()
     sampler = AuthFailureSampler(per_source=2, per_window=10, window_s=60, clock=clock)
-    api = app_from_settings(stack.settings, audit=audit, auth_failures=sampler)
+    api = create_api_app(replace(build_api(stack.settings), audit=audit, auth_failures=sampler))
     with serve(api) as url, httpx.Client() as client:
         # When 20 sources fail 3 times each within the window
         for source in range(20):
@@ -318,7 +319,7 @@ def test_failed_service_token_requests_are_audited_and_rate_limited(stack: Agent
     settings = stack.settings.model_copy(
         update={"service_token_max_failures": 3, "service_token_failure_window_s": 60}
     )
-    api = app_from_settings(settings, audit=audit)
+    api = create_api_app(replace(build_api(settings), audit=audit))
     reader = secrets_reader_from(settings).client_credentials(settings.service_client_secret_id)
     right = {"client_id": reader.client_id, "client_secret": reader.client_secret}
     wrong = {**right, "client_secret": "guess"}

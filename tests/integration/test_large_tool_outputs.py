@@ -21,7 +21,7 @@ import httpx
 import pytest
 from langchain_core.messages import ToolMessage
 
-from functions.api.app import app_from_settings
+from functions.api.app import create_app as create_api_app
 from local.gateway import LocalGateway
 from local.servers import serve
 from sstools_agent.adapters.blob_store import S3BlobStore
@@ -29,6 +29,7 @@ from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.tool_output_summary import to_json
 from sstools_agent.settings import Settings
+from sstools_agent.wiring.api import build_api
 from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 
 ITEM_LIMIT_BYTES = 400 * 1024
@@ -67,7 +68,7 @@ class Origin:
 
 
 def _origin(stack: AgentStack, **chat_options: Any) -> Iterator[Origin]:
-    api = app_from_settings(stack.settings)
+    api = create_api_app(build_api(stack.settings))
     chat, _, _ = chat_app(stack, OfflineChatModel(), _NoAudit(), **chat_options)
     with serve(LocalGateway({"ChatFunction": chat, "ApiFunction": api}), lifespan="on") as url:
         yield Origin(url, stack)

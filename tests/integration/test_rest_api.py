@@ -18,7 +18,7 @@ import httpx
 import jwt
 import pytest
 
-from functions.api.app import app_from_settings
+from functions.api.app import create_app as create_api_app
 from local.gateway import LocalGateway
 from local.servers import serve
 from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
@@ -26,12 +26,13 @@ from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.identity import AuthenticationError
-from sstools_agent.factories import (
+from sstools_agent.settings import Settings
+from sstools_agent.wiring.adapters import (
     client_credentials_from,
     secrets_reader_from,
     service_verifier_from,
 )
-from sstools_agent.settings import Settings
+from sstools_agent.wiring.api import build_api
 from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 from tests.support.seed import DASHBOARD_10
 
@@ -97,7 +98,7 @@ def origin(stack_settings: Settings, upstream_server: SampleUpstream) -> Iterato
     """One origin for the module (users keep tests apart: each test makes its own)."""
     settings = stack_settings.model_copy(update={"upstream_base_url": upstream_server.base_url})
     stack = AgentStack(settings, upstream_server)
-    api = app_from_settings(settings)
+    api = create_api_app(build_api(settings))
     chat, store, _ = chat_app(stack, OfflineChatModel(), audit=_NoAudit())
     gateway = LocalGateway({"ChatFunction": chat, "ApiFunction": api})
     with serve(gateway, lifespan="on") as url:
@@ -540,7 +541,7 @@ def test_the_chat_calls_tools_with_the_token_from_the_endpoint(stack: AgentStack
     """The whole chain on one origin: the chat fetches its service token from the REST API, the
     upstream verifies it with the REST API's JWKS."""
     settings = stack.settings
-    api = app_from_settings(settings)
+    api = create_api_app(build_api(settings))
     base: dict[str, str] = {}
     client = token_client(settings, lambda: f"{base['url']}/api/auth/service-token")
     chat, store, _ = chat_app(stack, OfflineChatModel(), _NoAudit(), service_token=client)

@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import fields
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from functions.api.app import app_from_settings, create_app
+from functions.api.app import create_app
 from local.servers import serve
+from sstools_agent.rest.deps import ApiDeps
 from sstools_agent.settings import Settings
+from sstools_agent.wiring.api import build_api
 from tests.support.agent_stack import user_issuer
 
 EXAMPLES_PER_OPERATION = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "40"))
@@ -26,21 +30,13 @@ EXAMPLES_PER_OPERATION = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "40"))
 
 # The schema is the app's own (its routes do not depend on the collaborators); the requests go
 # to the real app, wired to moto, over HTTP.
-schema = schemathesis.openapi.from_dict(
-    create_app(
-        conversations=None,
-        service_tokens=None,
-        jwks=None,
-        verifier=None,
-        environments=None,
-        audit=None,
-    ).openapi()
-)
+unwired = cast(ApiDeps, SimpleNamespace(**{field.name: None for field in fields(ApiDeps)}))
+schema = schemathesis.openapi.from_dict(create_app(unwired).openapi())
 
 
 @pytest.fixture(scope="module")
 def api_url(stack_settings: Settings) -> Iterator[str]:
-    with serve(app_from_settings(stack_settings)) as url:
+    with serve(create_app(build_api(stack_settings))) as url:
         yield url
 
 

@@ -10,8 +10,8 @@ import pytest
 from local.run_stack import serve_sample_upstream
 from local.sample_upstream.app import create_app
 from local.servers import serve
-from sstools_agent.factories import service_token_issuer_from, user_verifier_from
 from sstools_agent.settings import Settings
+from sstools_agent.wiring.adapters import service_token_issuer_from, user_verifier_from
 from tests.support.agent_stack import AgentStack, user_issuer
 
 

@@ -14,7 +14,7 @@ from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.tool_routing import ToolRouter
-from sstools_agent.factories import (
+from sstools_agent.wiring.adapters import (
     confirmation_store_from,
     confirmation_workflow_from,
     conversation_store_from,

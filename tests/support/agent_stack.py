@@ -22,25 +22,21 @@ from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.agent.prefetch import DEFAULT_PREFETCH_TIMEOUT_S
 from sstools_agent.agent.runtime import ChatAgent, InMemoryConfirmedCall
-from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwksKeys
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import ToolRouter
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
-from sstools_agent.factories import (
-    confirmation_store_from,
-    confirmation_workflow_from,
+from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S, Settings
+from sstools_agent.tokens import user_token_issuer_from
+from sstools_agent.wiring.adapters import (
     service_token_issuer_from,
     service_verifier_from,
-    tool_output_store_from,
     tool_policy_from,
     user_verifier_from,
 )
-from sstools_agent.settings import Settings
-from sstools_agent.tokens import user_token_issuer_from
+from sstools_agent.wiring.chat import build_chat
 
 user_issuer = user_token_issuer_from
 
@@ -172,35 +168,24 @@ def chat_app(
     prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
     outputs: BlobStore | None = None,
 ) -> tuple[Any, DynamoDBConversationStore, ChatAgent]:
-    """The chat function's app over this stack, its store, and its one agent (the process
-    factory keeps one too). Service tokens are minted directly unless `service_token` says;
+    """The chat function's app over this stack, its store, and its one agent (the function
+    keeps one too): the function's own composition with the agent, the audit sink and the
+    options below swapped. Service tokens are minted directly unless `service_token` says;
     large tool outputs are kept in the template's bucket unless `outputs` says."""
-    settings = stack.settings
-    store = DynamoDBConversationStore(
-        settings.conversations_table,
-        region=settings.aws_region,
-        endpoint_url=settings.aws_endpoint_url,
-    )
+    deps = build_chat(stack.settings)
     agent = stack.agent(model, router=router)
-    issuer = service_token_issuer_from(settings)
+    issuer = service_token_issuer_from(stack.settings)
 
     async def minted() -> str:  # KMS signs over HTTP: off the event loop, as the client is
         return (await asyncio.to_thread(issuer.service_token)).token
 
-    app = create_chat_app(
-        turns=ChatTurns(
-            lambda: agent,
-            store,
-            confirmation_store_from(settings),
-            confirmation_workflow_from(settings),
-            audit=audit,
-            confirmation_timeout_s=settings.confirmation_timeout_s,
-            prefetch_timeout_s=prefetch_timeout_s,
-            outputs=outputs or tool_output_store_from(settings),
-        ),
-        verifier=user_verifier_from(settings),
-        service_token=service_token or minted,
-        environments=stack.policy.environments,
+    deps = replace(
+        deps,
+        agent=lambda: agent,
         audit=audit,
+        service_token=service_token or minted,
+        prefetch_timeout_s=prefetch_timeout_s,
+        outputs=outputs or deps.outputs,
     )
-    return app, store, agent
+    assert isinstance(deps.store, DynamoDBConversationStore)  # the tests read it directly too
+    return create_chat_app(deps), deps.store, agent

@@ -1,23 +1,41 @@
 """Configuration, read from the environment once, at a function's entry, into typed settings.
 
-Nothing else in the project reads `os.environ`. Every field has a default that runs the local stack.
+Nothing else in the project reads `os.environ`. Each concern is one small mixin (its fields, their
+bounds and defaults); each function's settings class is the mixins it reads, so a function is
+validated at entry against exactly the variables it uses: `ChatSettings`, `ApiSettings`,
+`AuditFunctionSettings`. `Settings` is all of them, for the local stack and the tests, which run
+every function in one process. Every field has a default that runs the local stack; a default that
+code outside settings also needs is defined once, beside its concept, and imported here.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
-from sstools_agent.domain.catalog_types import DEFAULT_TOOL_TIMEOUT_S
-from sstools_agent.domain.environments import EnvironmentRegistry
+from sstools_agent.domain.attempt_limits import (
+    DEFAULT_AUDIT_PER_SOURCE,
+    DEFAULT_AUDIT_PER_WINDOW,
+    DEFAULT_AUDIT_WINDOW_S,
+    DEFAULT_FAILURE_WINDOW_S,
+    DEFAULT_MAX_FAILURES,
+    AuthFailureSampler,
+    FailureLimiter,
+)
+from sstools_agent.domain.catalog_types import DEFAULT_RETRY_DELAY_S, DEFAULT_TOOL_TIMEOUT_S
+from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
+from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS, EnvironmentRegistry
+from sstools_agent.domain.identity import DEFAULT_SERVICE_TOKEN_TTL_S
+from sstools_agent.domain.sql_classifier import DEFAULT_DIALECT
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 
 LOCAL_HS256_SECRET = "local-development-secret-not-for-deployment-0123456789"  # noqa: S105
 """The local stack's shared secret; refused when STAGE is anything but `local`."""
+
+DEFAULT_PREFETCH_TIMEOUT_S: Final = 1.5
+"""How long a turn waits for the page object's summary (the agent's prefetch takes it too)."""
 
 
 def _pairs(value: Any) -> Any:
@@ -37,87 +55,30 @@ def _names(value: Any) -> Any:
     return value
 
 
-class Settings(BaseSettings):
-    """Typed configuration of the shared layer (environment variable names in capitals)."""
+class FunctionSettings(BaseSettings):
+    """What every function is told: its stage (the template sets it for all of them)."""
 
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
 
     stage: str = "local"
-    known_environments: Annotated[dict[str, str], NoDecode] = Field(
-        default={"ss-dev": "dev", "staging": "staging", "prod": "prod"}
-    )
-    upstream_base_url: str = "http://127.0.0.1:8100"
-    tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0, le=900)
-    tool_retry_delay_s: float = Field(default=1.0, ge=0, le=30)
-    tool_output_budget_chars: int = Field(default=DEFAULT_BUDGET_CHARS, ge=200)
-    confirm_read_tools: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    sql_dialect: str = "postgres"
 
-    model_provider: Literal["offline", "bedrock", "openai"] = "offline"
-    model_timeout_s: float = Field(default=60, gt=0)
-    model_max_tokens: int = Field(default=2048, ge=64)
-    offline_token_delay_s: float = Field(default=0.0, ge=0, le=1)
-    bedrock_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
-    openai_base_url: str | None = None
-    openai_model: str = "gpt-4o-mini"
-    openai_api_key: SecretStr = SecretStr("not-needed-for-local-servers")
 
-    tool_routing: Literal["hybrid", "keywords", "off"] = "hybrid"
-    """hybrid: keywords, embeddings when they match < 3 tools; keywords; off: the policy's set."""
-    prefetch_timeout_s: float = Field(default=1.5, ge=0, le=10)
-    """How long a turn waits for the page object's summary (0: no prefetch)."""
-    embeddings_provider: Literal["offline", "bedrock"] = "offline"
-    bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+class AwsSettings(FunctionSettings):
+    """Where the AWS services are."""
 
     aws_region: str = "eu-central-1"
     aws_endpoint_url: str | None = None
     """Set for moto in the local stack; unset in AWS."""
-    checkpoint_table: str = "CheckpointTable"
-    checkpoint_bucket: str = "checkpointbucket"
-    checkpoint_ttl_days: int = Field(default=30, ge=1)
-    conversations_table: str = "ConversationsTable"
-    confirmation_state_machine_arn: str = (
-        "arn:aws:states:eu-central-1:123456789012:stateMachine:ConfirmationStateMachine"
-    )
-    confirmation_timeout_s: int = Field(default=300, ge=1, le=86_400)
-    audit_bus_name: str = "AuditBus"
 
-    service_token_issuer: str = "ss-tools-agent"  # noqa: S105 (a JWT `iss`, not a secret)
-    service_token_audience: str = "ss-tools"  # noqa: S105 (a JWT `aud`, not a secret)
-    service_token_ttl_s: int = Field(default=300, ge=120, le=3600)
-    service_token_kms_key_ids: Annotated[list[str], NoDecode] = Field(
-        default=["alias/ServiceTokenKey"]
-    )
-    """KMS keys (RSA_2048, SIGN_VERIFY) of service tokens: the first signs, all are in the JWKS."""
-    service_client_secret_id: str = "ServiceClientSecret"  # noqa: S105 (a secret's name)
-    """Secrets Manager secret holding the agent's `{client_id, client_secret}`."""
-    service_token_url: str = "http://127.0.0.1:8000/api/auth/service-token"  # noqa: S105
-    service_token_url_parameter: str | None = None
-    """In AWS: the SSM parameter holding the token endpoint's URL (overrides the URL above)."""
-    cursor_secret_id: str = "CursorSigningSecret"  # noqa: S105 (a secret's name)
-    """Secrets Manager secret (plain text) that signs the REST API's page cursors."""
-    secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
-    """How long secrets and parameters are cached (Powertools parameters)."""
-    auth_failure_audit_per_source: int = Field(default=5, ge=0)
-    """Failed authentications audited one by one per source and window (the rest: counted)."""
-    auth_failure_audit_per_window: int = Field(default=100, ge=0)
-    """...and in all, per window and container."""
-    auth_failure_window_s: float = Field(default=60, gt=0, le=86_400)
-    service_token_max_failures: int = Field(default=5, ge=1)
-    """Failed service-token requests a source may make per window before it gets 429."""
-    service_token_failure_window_s: float = Field(default=300, gt=0, le=86_400)
 
-    jwt_algorithm: Literal["RS256", "HS256"] = "HS256"
-    jwt_issuer: str = "ss-tools"
-    jwt_audience: str = "ss-tools-agent"
-    jwt_roles_claim: str = "roles"
-    jwt_jwks_url: str | None = None
-    jwt_hs256_secret: SecretStr = SecretStr(LOCAL_HS256_SECRET)
+class EnvironmentSettings(FunctionSettings):
+    """The Superset environments ss-tools manages."""
+
+    known_environments: Annotated[dict[str, str], NoDecode] = Field(
+        default_factory=lambda: dict(DEFAULT_ENVIRONMENT_TIERS)
+    )
 
     _split_pairs = field_validator("known_environments", mode="before")(_pairs)
-    _split_names = field_validator(
-        "confirm_read_tools", "service_token_kms_key_ids", mode="before"
-    )(_names)
 
     @field_validator("known_environments")
     @classmethod
@@ -125,8 +86,28 @@ class Settings(BaseSettings):
         EnvironmentRegistry.from_tiers(value)  # raises on an unknown tier or an empty list
         return value
 
+    def environments(self) -> EnvironmentRegistry:
+        """The known environments as a registry."""
+        return EnvironmentRegistry.from_tiers(self.known_environments)
+
+
+class UserAuthSettings(FunctionSettings):
+    """How user JWTs are verified, and how failed authentications are audited."""
+
+    jwt_algorithm: Literal["RS256", "HS256"] = "HS256"
+    jwt_issuer: str = "ss-tools"
+    jwt_audience: str = "ss-tools-agent"
+    jwt_roles_claim: str = "roles"
+    jwt_jwks_url: str | None = None
+    jwt_hs256_secret: SecretStr = SecretStr(LOCAL_HS256_SECRET)
+    auth_failure_audit_per_source: int = Field(default=DEFAULT_AUDIT_PER_SOURCE, ge=0)
+    """Failed authentications audited one by one per source and window (the rest: counted)."""
+    auth_failure_audit_per_window: int = Field(default=DEFAULT_AUDIT_PER_WINDOW, ge=0)
+    """...and in all, per window and container."""
+    auth_failure_window_s: float = Field(default=DEFAULT_AUDIT_WINDOW_S, gt=0, le=86_400)
+
     @model_validator(mode="after")
-    def _no_default_secret_outside_local(self) -> Settings:
+    def _no_default_secret_outside_local(self) -> UserAuthSettings:
         if (
             self.stage != "local"
             and self.jwt_algorithm == "HS256"
@@ -143,6 +124,72 @@ class Settings(BaseSettings):
             window_s=self.auth_failure_window_s,
         )
 
+
+class OffloadBucketSettings(AwsSettings):
+    """The bucket of what is too large for DynamoDB: big checkpoints and whole tool outputs."""
+
+    checkpoint_bucket: str = "checkpointbucket"
+
+
+class ConversationStoreSettings(OffloadBucketSettings):
+    """Conversations, messages and stream events (tool outputs too large kept in the bucket)."""
+
+    conversations_table: str = "ConversationsTable"
+
+
+class ConfirmationSettings(ConversationStoreSettings):
+    """Pending confirmations (in the conversations table) and the state machine that holds them."""
+
+    confirmation_state_machine_arn: str = (
+        "arn:aws:states:eu-central-1:123456789012:stateMachine:ConfirmationStateMachine"
+    )
+    confirmation_timeout_s: int = Field(default=DEFAULT_CONFIRMATION_TIMEOUT_S, ge=1, le=86_400)
+
+
+class CheckpointSettings(OffloadBucketSettings):
+    """The agent's LangGraph checkpoints."""
+
+    checkpoint_table: str = "CheckpointTable"
+    checkpoint_ttl_days: int = Field(default=30, ge=1)
+
+
+class AuditSettings(AwsSettings):
+    """The bus audit records are sent to."""
+
+    audit_bus_name: str = "AuditBus"
+
+
+class AuditTableSettings(AwsSettings):
+    """The append-only audit table (the audit function writes it)."""
+
+    audit_table: str = "AuditTable"
+
+
+class SecretsSettings(AwsSettings):
+    """Secrets Manager and SSM, and the agent service's client credentials both functions read."""
+
+    secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
+    """How long secrets and parameters are cached (Powertools parameters)."""
+    service_client_secret_id: str = "ServiceClientSecret"  # noqa: S105 (a secret's name)
+    """Secrets Manager secret holding the agent's `{client_id, client_secret}`."""
+
+
+class ServiceTokenIssuerSettings(SecretsSettings):
+    """The service tokens the REST API issues (and the upstream verifies)."""
+
+    service_token_issuer: str = "ss-tools-agent"  # noqa: S105 (a JWT `iss`, not a secret)
+    service_token_audience: str = "ss-tools"  # noqa: S105 (a JWT `aud`, not a secret)
+    service_token_ttl_s: int = Field(default=DEFAULT_SERVICE_TOKEN_TTL_S, ge=120, le=3600)
+    service_token_kms_key_ids: Annotated[list[str], NoDecode] = Field(
+        default=["alias/ServiceTokenKey"]
+    )
+    """KMS keys (RSA_2048, SIGN_VERIFY) of service tokens: the first signs, all are in the JWKS."""
+    service_token_max_failures: int = Field(default=DEFAULT_MAX_FAILURES, ge=1)
+    """Failed service-token requests a source may make per window before it gets 429."""
+    service_token_failure_window_s: float = Field(default=DEFAULT_FAILURE_WINDOW_S, gt=0, le=86_400)
+
+    _split_key_ids = field_validator("service_token_kms_key_ids", mode="before")(_names)
+
     def service_token_limiter(self) -> FailureLimiter:
         """How often a source may fail at `POST /api/auth/service-token` (in-process state)."""
         return FailureLimiter(
@@ -150,12 +197,90 @@ class Settings(BaseSettings):
             window_s=self.service_token_failure_window_s,
         )
 
-    def environments(self) -> EnvironmentRegistry:
-        """The known environments as a registry."""
-        return EnvironmentRegistry.from_tiers(self.known_environments)
+
+class ServiceTokenClientSettings(SecretsSettings):
+    """Where the chat obtains its service token."""
+
+    service_token_url: str = "http://127.0.0.1:8000/api/auth/service-token"  # noqa: S105
+    service_token_url_parameter: str | None = None
+    """In AWS: the SSM parameter holding the token endpoint's URL (overrides the URL above)."""
 
 
-@lru_cache(maxsize=1)
-def load_settings() -> Settings:
-    """The process's settings, read once."""
-    return Settings()
+class CursorSettings(SecretsSettings):
+    """The REST API's page cursors."""
+
+    cursor_secret_id: str = "CursorSigningSecret"  # noqa: S105 (a secret's name)
+    """Secrets Manager secret (plain text) that signs the REST API's page cursors."""
+
+
+class ToolSettings(FunctionSettings):
+    """The upstream the tools call, and how their calls and outputs are handled."""
+
+    upstream_base_url: str = "http://127.0.0.1:8100"
+    tool_timeout_s: float = Field(default=DEFAULT_TOOL_TIMEOUT_S, gt=0, le=900)
+    tool_retry_delay_s: float = Field(default=DEFAULT_RETRY_DELAY_S, ge=0, le=30)
+    tool_output_budget_chars: int = Field(default=DEFAULT_BUDGET_CHARS, ge=200)
+    confirm_read_tools: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    sql_dialect: str = DEFAULT_DIALECT
+
+    _split_tools = field_validator("confirm_read_tools", mode="before")(_names)
+
+
+class ModelSettings(AwsSettings):
+    """The chat model."""
+
+    model_provider: Literal["offline", "bedrock", "openai"] = "offline"
+    model_timeout_s: float = Field(default=60, gt=0)
+    model_max_tokens: int = Field(default=2048, ge=64)
+    offline_token_delay_s: float = Field(default=0.0, ge=0, le=1)
+    bedrock_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    openai_base_url: str | None = None
+    openai_model: str = "gpt-4o-mini"
+    openai_api_key: SecretStr = SecretStr("not-needed-for-local-servers")
+
+
+class RoutingSettings(AwsSettings):
+    """Which tools a turn offers the model, and the page object's prefetch."""
+
+    tool_routing: Literal["hybrid", "keywords", "off"] = "hybrid"
+    """hybrid: keywords, embeddings when they match < 3 tools; keywords; off: the policy's set."""
+    prefetch_timeout_s: float = Field(default=DEFAULT_PREFETCH_TIMEOUT_S, ge=0, le=10)
+    """How long a turn waits for the page object's summary (0: no prefetch)."""
+    embeddings_provider: Literal["offline", "bedrock"] = "offline"
+    bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+
+
+class ChatSettings(
+    EnvironmentSettings,
+    UserAuthSettings,
+    ToolSettings,
+    ModelSettings,
+    RoutingSettings,
+    CheckpointSettings,
+    ConfirmationSettings,
+    AuditSettings,
+    ServiceTokenClientSettings,
+):
+    """The chat function's configuration."""
+
+
+class ApiSettings(
+    EnvironmentSettings,
+    UserAuthSettings,
+    ConversationStoreSettings,
+    CursorSettings,
+    AuditSettings,
+    ServiceTokenIssuerSettings,
+):
+    """The REST API function's configuration."""
+
+
+class AuditFunctionSettings(AuditTableSettings):
+    """The audit function's configuration."""
+
+
+# The pydantic mypy plugin gives each class its own `model_construct` signature, and those of two
+# sibling bases never agree; the fields themselves are the union, checked at runtime.
+class Settings(ChatSettings, ApiSettings, AuditFunctionSettings):  # type: ignore[misc]
+    """Every function's configuration at once: the local stack and the tests run them all in one
+    process (and the sample upstream verifies the service tokens the REST API issues)."""

@@ -7,10 +7,10 @@ signed by KMS and issued by the REST API: `sstools_agent.adapters.service_tokens
 from __future__ import annotations
 
 from sstools_agent.domain.identity import JwtIssuer
-from sstools_agent.settings import Settings
+from sstools_agent.settings import UserAuthSettings
 
 
-def user_token_issuer_from(settings: Settings) -> JwtIssuer:
+def user_token_issuer_from(settings: UserAuthSettings) -> JwtIssuer:
     """Signs user JWTs the verifier accepts (HS256): demo users of the local stack, and tests."""
     return JwtIssuer(
         algorithm="HS256",

@@ -11,12 +11,12 @@ import logging
 import boto3
 from langgraph_checkpoint_aws import DynamoDBSaver
 
-from sstools_agent.settings import Settings
+from sstools_agent.settings import CheckpointSettings
 
 SECONDS_PER_DAY = 86_400
 
 
-def checkpointer_from(settings: Settings) -> DynamoDBSaver:
+def checkpointer_from(settings: CheckpointSettings) -> DynamoDBSaver:
     """A DynamoDBSaver with compression, TTL and S3 offload, on the configured endpoints."""
     # The saver logs an INFO line per write; keep the function's logs for what matters.
     logging.getLogger("langgraph_checkpoint_aws").setLevel(logging.WARNING)

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from cryptography.hazmat.primitives.serialization import load_der_public_key
 
 from sstools_agent.domain.identity import (
+    DEFAULT_SERVICE_TOKEN_TTL_S,
     SERVICE_SUBJECT,
     SERVICE_TOKEN_CLAIMS,
     ClientCredentials,
@@ -72,7 +73,7 @@ class KmsJwtIssuer:
             self._public[key_id] = (str(response["KeyId"]).rsplit("/", 1)[-1], key)
         return self._public[key_id]
 
-    def service_token(self, ttl_s: int = 300) -> MintedToken:
+    def service_token(self, ttl_s: int = DEFAULT_SERVICE_TOKEN_TTL_S) -> MintedToken:
         """The agent service's token, valid for `ttl_s` seconds."""
         signing_key = self._key_ids[0]
         kid, _ = self._public_key(signing_key)

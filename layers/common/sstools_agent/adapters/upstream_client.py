@@ -25,7 +25,11 @@ from urllib.parse import quote
 
 import httpx
 
-from sstools_agent.domain.catalog_types import DEFAULT_TOOL_TIMEOUT_S, Operation
+from sstools_agent.domain.catalog_types import (
+    DEFAULT_RETRY_DELAY_S,
+    DEFAULT_TOOL_TIMEOUT_S,
+    Operation,
+)
 from sstools_agent.domain.errors import (
     SESSION_EXPIRED_MESSAGE,
     WRITE_STATUS_UNKNOWN_MESSAGE,
@@ -33,7 +37,6 @@ from sstools_agent.domain.errors import (
 )
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 
-DEFAULT_RETRY_DELAY_S: Final = 1.0
 _MIN_RETRY_WINDOW_S: Final = 0.1
 """A read retries only if at least this much of its deadline is left after the retry delay."""
 USER_JWT_HEADER: Final = "X-User-JWT"

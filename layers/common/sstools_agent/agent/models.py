@@ -7,10 +7,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.settings import Settings
+from sstools_agent.settings import ModelSettings
 
 
-def build_chat_model(settings: Settings, *, bedrock_client: Any = None) -> BaseChatModel:
+def build_chat_model(settings: ModelSettings, *, bedrock_client: Any = None) -> BaseChatModel:
     """The configured model; `bedrock_client` replaces the boto3 client (tests stub one).
 
     Provider packages are imported only when chosen: each costs cold-start time.

@@ -22,11 +22,11 @@ from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_output_summary import summarise_tool_output
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.ui_context import ObjectType, UIContext
+from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 
 logger = logging.getLogger(__name__)
 
 PREFETCH_BUDGET_CHARS: Final = 2_000
-DEFAULT_PREFETCH_TIMEOUT_S: Final = 1.5
 
 READERS: Final[Mapping[ObjectType, tuple[str, Callable[[int], dict[str, Any]]]]] = {
     ObjectType.DASHBOARD: ("search_dashboards", lambda object_id: {"dashboard_ids": [object_id]}),

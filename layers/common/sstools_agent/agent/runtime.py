@@ -23,11 +23,7 @@ from sstools_agent.adapters.upstream_client import ToolRunner
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
 from sstools_agent.agent.middleware import APPROVE, CANCELLED, FAILED, PolicyMiddleware
-from sstools_agent.agent.prefetch import (
-    DEFAULT_PREFETCH_TIMEOUT_S,
-    PrefetchedObject,
-    prefetch_object,
-)
+from sstools_agent.agent.prefetch import PrefetchedObject, prefetch_object
 from sstools_agent.agent.tools import build_tools
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
 from sstools_agent.domain.confirmations import ExecutionState, fingerprint, outcome_text
@@ -38,6 +34,7 @@ from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import RoutingDecision, ToolRouter
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
+from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 
 STREAM_MODES: Final[list[StreamMode]] = ["messages", "updates", "custom"]
 Durability = Literal["sync", "async", "exit"]

@@ -36,12 +36,12 @@ from sstools_agent.adapters.conversation_store import (
     ConversationStore,
 )
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.prefetch import DEFAULT_PREFETCH_TIMEOUT_S
 from sstools_agent.agent.runtime import ChatAgent, interrupted_call_events
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, EventType
 from sstools_agent.domain.confirmations import (
+    DEFAULT_CONFIRMATION_TIMEOUT_S,
     Confirmation,
     ConfirmationStatus,
     ExecutionState,
@@ -61,11 +61,11 @@ from sstools_agent.domain.conversations import (
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_routing import RoutingDecision
+from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_LEASE_S: Final = 120.0
-DEFAULT_CONFIRMATION_TIMEOUT_S: Final = 300
 FLUSH_EVERY_EVENTS: Final = 50
 FLUSH_EVERY_S: Final = 0.5
 FOLLOW_POLL_S: Final = 0.25
@@ -293,7 +293,7 @@ class ChatTurns:
         outputs: BlobStore | None = None,
     ) -> None:
         """`outputs` keeps tool outputs too large for a history item (in memory when None:
-        tests and tools that never see one; the factories always pass the S3 store)."""
+        tests and tools that never see one; `wiring.chat` always passes the S3 store)."""
         self.prefetch_timeout_s = prefetch_timeout_s
         self.outputs: BlobStore = outputs or MemoryBlobStore()
         self._agent_factory = agent_factory

@@ -65,6 +65,13 @@ class _Windows:
         return max(1, math.ceil(self._started + self.window_s - now))
 
 
+DEFAULT_AUDIT_PER_SOURCE: Final = 5
+DEFAULT_AUDIT_PER_WINDOW: Final = 100
+DEFAULT_AUDIT_WINDOW_S: Final = 60.0
+DEFAULT_MAX_FAILURES: Final = 5
+DEFAULT_FAILURE_WINDOW_S: Final = 300.0
+
+
 class AuthFailureSampler:
     """Which failed authentications get their own audit record: at most `per_source` a source
     and `per_window` in all, each window; the rest are counted and reported once, as one
@@ -73,9 +80,9 @@ class AuthFailureSampler:
     def __init__(
         self,
         *,
-        per_source: int = 5,
-        per_window: int = 100,
-        window_s: float = 60.0,
+        per_source: int = DEFAULT_AUDIT_PER_SOURCE,
+        per_window: int = DEFAULT_AUDIT_PER_WINDOW,
+        window_s: float = DEFAULT_AUDIT_WINDOW_S,
         clock: Callable[[], float] = time.time,
         max_sources: int = MAX_SOURCES,
     ) -> None:
@@ -117,8 +124,8 @@ class FailureLimiter:
     def __init__(
         self,
         *,
-        max_failures: int = 5,
-        window_s: float = 300.0,
+        max_failures: int = DEFAULT_MAX_FAILURES,
+        window_s: float = DEFAULT_FAILURE_WINDOW_S,
         clock: Callable[[], float] = time.time,
         max_sources: int = MAX_SOURCES,
     ) -> None:

@@ -6,7 +6,10 @@ import hashlib
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
+
+DEFAULT_CONFIRMATION_TIMEOUT_S: Final = 300
+"""How long a confirmation card waits for the user's answer before it expires."""
 
 
 class ConfirmationStatus(StrEnum):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
+from typing import Final
 
 
 class EnvironmentTier(StrEnum):
@@ -56,7 +58,10 @@ class EnvironmentRegistry:
         return tuple(self._by_id)
 
 
-DEFAULT_ENVIRONMENTS = EnvironmentRegistry.from_tiers(
+DEFAULT_ENVIRONMENT_TIERS: Final[Mapping[str, str]] = MappingProxyType(
     {"ss-dev": "dev", "staging": "staging", "prod": "prod"}
 )
+"""The three environments of the seed as `{env_id: tier}` (the default of `KNOWN_ENVIRONMENTS`)."""
+
+DEFAULT_ENVIRONMENTS = EnvironmentRegistry.from_tiers(DEFAULT_ENVIRONMENT_TIERS)
 """The three environments of the seed; deployments override them through settings."""

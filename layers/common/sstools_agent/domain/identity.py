@@ -26,6 +26,7 @@ JwtAlgorithm = Literal["RS256", "HS256"]
 DEFAULT_LEEWAY_S: Final = 30
 SERVICE_SUBJECT: Final = "ss-tools-agent"
 SERVICE_TOKEN_CLAIMS: Final = {"token_use": "service"}
+DEFAULT_SERVICE_TOKEN_TTL_S: Final = 300
 
 
 class AuthenticationError(Exception):
@@ -168,7 +169,7 @@ class MintedToken:
 class TokenIssuer(Protocol):
     """Mints the agent service's own token."""
 
-    def service_token(self, ttl_s: int = 300) -> MintedToken:
+    def service_token(self, ttl_s: int = DEFAULT_SERVICE_TOKEN_TTL_S) -> MintedToken:
         """A service token valid for `ttl_s` seconds."""
         ...
 
@@ -254,6 +255,6 @@ class JwtIssuer:
         token = jwt.encode(payload, self._signing_key, algorithm=self._algorithm, headers=headers)
         return MintedToken(token, now + ttl_s)
 
-    def service_token(self, ttl_s: int = 300) -> MintedToken:
+    def service_token(self, ttl_s: int = DEFAULT_SERVICE_TOKEN_TTL_S) -> MintedToken:
         """A token shaped like the agent's service token (tests of the verifiers)."""
         return self.issue(SERVICE_SUBJECT, ttl_s, SERVICE_TOKEN_CLAIMS)

@@ -1,6 +1,7 @@
 """The REST API's collaborators and the dependency aliases its routes declare.
 
-`RestApi` holds what the use cases need (built by the function's wiring, kept on `app.state`);
+`ApiDeps` holds what the use cases need (built by `wiring.api.build_api`, kept on `app.state`;
+tests replace one with `dataclasses.replace`);
 `Api`, `Caller`, `ConversationId` and `ToolCallId` are the `Annotated` aliases routes use, so a
 route names what it needs and nothing builds anything per request.
 """
@@ -26,19 +27,22 @@ from sstools_agent.rest.schemas import TOOL_CALL_ID_PATTERN, ErrorBody
 from sstools_agent.rest.service import ConversationsApi, ServiceTokens
 
 
-@dataclass
-class RestApi:
+@dataclass(frozen=True, slots=True)
+class ApiDeps:
     """The REST API's collaborators."""
 
     conversations: ConversationsApi
     service_tokens: ServiceTokens
     jwks: Callable[[], dict[str, Any]]
+    """The JWKS document of the service-token keys."""
     verifier: UserTokenVerifier
     environments: EnvironmentRegistry
     audit: AuditSink
     auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
     service_token_failures: FailureLimiter = field(default_factory=FailureLimiter)
     observability: Observability = field(default_factory=lambda: Observability.of("api"))
+    """Powertools instances of one service share their handlers and metric set: these are
+    the function's own."""
 
     def checked_context(self, ui_context: dict[str, Any] | None) -> dict[str, Any] | None:
         """A page context validated as the chat validates it; ContextRejected (422) otherwise."""
@@ -50,13 +54,13 @@ class RestApi:
         return parsed.to_payload()
 
 
-def rest_api(request: Request) -> RestApi:
+def rest_api(request: Request) -> ApiDeps:
     """The app's collaborators."""
-    api: RestApi = request.app.state.api
+    api: ApiDeps = request.app.state.api
     return api
 
 
-Api = Annotated[RestApi, Depends(rest_api)]
+Api = Annotated[ApiDeps, Depends(rest_api)]
 bearer = HTTPBearer(auto_error=False, description="The user's JWT")
 
 

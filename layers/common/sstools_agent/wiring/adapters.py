@@ -1,12 +1,14 @@
-"""Cached factories of the adapters every function shares: one of each per process; tests swap
-them. Nothing here imports the agent (langchain): the REST API function starts without it.
-The chat function's agent and turns come from `sstools_agent.agent_factories`.
+"""The adapters as settings configure them: one plain constructor each, `<thing>_from(settings)`.
+
+Each takes the settings mixin it reads, so a function's settings class is enough to build what
+that function uses. Nothing is cached here: `build_chat` and `build_api` call these once, and the
+function's module-level app holds the result. Nothing here imports the agent (langchain): the
+REST API function starts without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.blob_store import S3BlobStore
@@ -31,10 +33,23 @@ from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import Embedder, ToolRouter
 from sstools_agent.rest.service import ConversationsApi
-from sstools_agent.settings import Settings, load_settings
+from sstools_agent.settings import (
+    ApiSettings,
+    AuditSettings,
+    ChatSettings,
+    ConfirmationSettings,
+    ConversationStoreSettings,
+    OffloadBucketSettings,
+    RoutingSettings,
+    SecretsSettings,
+    ServiceTokenClientSettings,
+    ServiceTokenIssuerSettings,
+    ToolSettings,
+    UserAuthSettings,
+)
 
 
-def tool_policy_from(settings: Settings) -> ToolPolicy:
+def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
     """The tool policy for these settings."""
     return ToolPolicy(
         CATALOG,
@@ -44,7 +59,7 @@ def tool_policy_from(settings: Settings) -> ToolPolicy:
     )
 
 
-def user_verifier_from(settings: Settings) -> UserTokenVerifier:
+def user_verifier_from(settings: UserAuthSettings) -> UserTokenVerifier:
     """The user-token verifier for these settings (JWKS for RS256, a shared secret for HS256)."""
     keys: KeyResolver
     if settings.jwt_algorithm == "RS256":
@@ -62,7 +77,7 @@ def user_verifier_from(settings: Settings) -> UserTokenVerifier:
     )
 
 
-def tool_router_from(settings: Settings) -> ToolRouter | None:
+def tool_router_from(settings: RoutingSettings) -> ToolRouter | None:
     """The tool router as configured (None when routing is off)."""
     if settings.tool_routing == "off":
         return None
@@ -78,7 +93,7 @@ def tool_router_from(settings: Settings) -> ToolRouter | None:
     return ToolRouter(embedder)
 
 
-def upstream_client_from(settings: Settings) -> UpstreamToolClient:
+def upstream_client_from(settings: ToolSettings) -> UpstreamToolClient:
     """The upstream tool client for these settings."""
     return UpstreamToolClient(
         settings.upstream_base_url,
@@ -87,7 +102,7 @@ def upstream_client_from(settings: Settings) -> UpstreamToolClient:
     )
 
 
-def conversation_store_from(settings: Settings) -> DynamoDBConversationStore:
+def conversation_store_from(settings: ConversationStoreSettings) -> DynamoDBConversationStore:
     """Conversations in their DynamoDB table."""
     return DynamoDBConversationStore(
         settings.conversations_table,
@@ -96,7 +111,7 @@ def conversation_store_from(settings: Settings) -> DynamoDBConversationStore:
     )
 
 
-def tool_output_store_from(settings: Settings) -> S3BlobStore:
+def tool_output_store_from(settings: OffloadBucketSettings) -> S3BlobStore:
     """Tool outputs too large for a history item, kept whole in the checkpoints' bucket."""
     return S3BlobStore(
         settings.checkpoint_bucket,
@@ -105,7 +120,7 @@ def tool_output_store_from(settings: Settings) -> S3BlobStore:
     )
 
 
-def confirmation_store_from(settings: Settings) -> DynamoDBConfirmationStore:
+def confirmation_store_from(settings: ConversationStoreSettings) -> DynamoDBConfirmationStore:
     """Pending confirmations, in the conversations table."""
     return DynamoDBConfirmationStore(
         settings.conversations_table,
@@ -114,7 +129,7 @@ def confirmation_store_from(settings: Settings) -> DynamoDBConfirmationStore:
     )
 
 
-def confirmation_workflow_from(settings: Settings) -> StepFunctionsConfirmationWorkflow:
+def confirmation_workflow_from(settings: ConfirmationSettings) -> StepFunctionsConfirmationWorkflow:
     """The confirmation state machine."""
     return StepFunctionsConfirmationWorkflow(
         settings.confirmation_state_machine_arn,
@@ -123,14 +138,14 @@ def confirmation_workflow_from(settings: Settings) -> StepFunctionsConfirmationW
     )
 
 
-def audit_sink_from(settings: Settings) -> EventBridgeAuditSink:
+def audit_sink_from(settings: AuditSettings) -> EventBridgeAuditSink:
     """The EventBridge audit bus."""
     return EventBridgeAuditSink(
         settings.audit_bus_name, region=settings.aws_region, endpoint_url=settings.aws_endpoint_url
     )
 
 
-def secrets_reader_from(settings: Settings) -> SecretsReader:
+def secrets_reader_from(settings: SecretsSettings) -> SecretsReader:
     """Secrets Manager and SSM through Powertools parameters, cached."""
     return SecretsReader(
         region=settings.aws_region,
@@ -139,7 +154,7 @@ def secrets_reader_from(settings: Settings) -> SecretsReader:
     )
 
 
-def service_token_issuer_from(settings: Settings) -> KmsJwtIssuer:
+def service_token_issuer_from(settings: ServiceTokenIssuerSettings) -> KmsJwtIssuer:
     """Service tokens signed by the configured KMS key (the REST API issues them)."""
     return KmsJwtIssuer(
         settings.service_token_kms_key_ids,
@@ -150,7 +165,9 @@ def service_token_issuer_from(settings: Settings) -> KmsJwtIssuer:
     )
 
 
-def service_verifier_from(settings: Settings, keys: KeyResolver) -> UserTokenVerifier:
+def service_verifier_from(
+    settings: ServiceTokenIssuerSettings, keys: KeyResolver
+) -> UserTokenVerifier:
     """Verifies service tokens as the upstream does: RS256, keys from the REST API's JWKS."""
     return UserTokenVerifier(
         algorithm="RS256",
@@ -160,7 +177,7 @@ def service_verifier_from(settings: Settings, keys: KeyResolver) -> UserTokenVer
     )
 
 
-def conversations_api_from(settings: Settings, reader: SecretsReader) -> ConversationsApi:
+def conversations_api_from(settings: ApiSettings, reader: SecretsReader) -> ConversationsApi:
     """The REST API's conversation use cases, cursors signed with the cursor secret."""
     secret = reader.text(settings.cursor_secret_id)
     return ConversationsApi(
@@ -172,13 +189,15 @@ def conversations_api_from(settings: Settings, reader: SecretsReader) -> Convers
 
 
 def client_credentials_from(
-    settings: Settings, reader: SecretsReader
+    settings: SecretsSettings, reader: SecretsReader
 ) -> Callable[[], ClientCredentials]:
     """The agent's client credentials, read (and cached) from Secrets Manager on each use."""
     return lambda: reader.client_credentials(settings.service_client_secret_id)
 
 
-def service_token_client_from(settings: Settings, reader: SecretsReader) -> ServiceTokenClient:
+def service_token_client_from(
+    settings: ServiceTokenClientSettings, reader: SecretsReader
+) -> ServiceTokenClient:
     """The chat's service token: fetched from the REST API with the client credentials."""
 
     def url() -> str:
@@ -187,45 +206,3 @@ def service_token_client_from(settings: Settings, reader: SecretsReader) -> Serv
         return settings.service_token_url
 
     return ServiceTokenClient(url, client_credentials_from(settings, reader))
-
-
-@lru_cache(maxsize=1)
-def tool_policy() -> ToolPolicy:
-    """The process's tool policy."""
-    return tool_policy_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def user_verifier() -> UserTokenVerifier:
-    """The process's user-token verifier."""
-    return user_verifier_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def upstream_client() -> UpstreamToolClient:
-    """The process's upstream client (one connection pool)."""
-    return upstream_client_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def conversation_store() -> DynamoDBConversationStore:
-    """The process's conversation store."""
-    return conversation_store_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def audit_sink() -> EventBridgeAuditSink:
-    """The process's audit sink: the EventBridge audit bus."""
-    return audit_sink_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def secrets_reader() -> SecretsReader:
-    """The process's secrets reader (its cache lives as long as the process)."""
-    return secrets_reader_from(load_settings())
-
-
-@lru_cache(maxsize=1)
-def service_token() -> ServiceTokenClient:
-    """The process's service-token source (the chat function's)."""
-    return service_token_client_from(load_settings(), secrets_reader())

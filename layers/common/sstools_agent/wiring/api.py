@@ -1,0 +1,33 @@
+"""The REST API function's composition: `build_api(settings) -> ApiDeps` (no agent imports)."""
+
+from __future__ import annotations
+
+from sstools_agent.rest.deps import ApiDeps
+from sstools_agent.rest.service import ServiceTokens
+from sstools_agent.settings import ApiSettings
+from sstools_agent.wiring.adapters import (
+    audit_sink_from,
+    client_credentials_from,
+    conversations_api_from,
+    secrets_reader_from,
+    service_token_issuer_from,
+    user_verifier_from,
+)
+
+
+def build_api(settings: ApiSettings) -> ApiDeps:
+    """The REST API's collaborators, wired to AWS as `settings` say."""
+    reader = secrets_reader_from(settings)
+    issuer = service_token_issuer_from(settings)
+    return ApiDeps(
+        conversations=conversations_api_from(settings, reader),
+        service_tokens=ServiceTokens(
+            client_credentials_from(settings, reader), issuer, settings.service_token_ttl_s
+        ),
+        jwks=issuer.jwks,
+        verifier=user_verifier_from(settings),
+        environments=settings.environments(),
+        audit=audit_sink_from(settings),
+        auth_failures=settings.auth_failure_sampler(),
+        service_token_failures=settings.service_token_limiter(),
+    )

@@ -1,0 +1,109 @@
+"""The chat function's composition: `build_chat(settings) -> ChatDeps`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sstools_agent.adapters.audit import AuditSink
+from sstools_agent.adapters.blob_store import BlobStore
+from sstools_agent.adapters.checkpointer import checkpointer_from
+from sstools_agent.adapters.confirmations import ConfirmationStore, ConfirmationWorkflow
+from sstools_agent.adapters.conversation_store import ConversationStore
+from sstools_agent.adapters.service_tokens import ServiceTokenSource
+from sstools_agent.agent.models import build_chat_model
+from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.chat.turns import ChatTurns
+from sstools_agent.domain.attempt_limits import AuthFailureSampler
+from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
+from sstools_agent.domain.environments import EnvironmentRegistry
+from sstools_agent.domain.identity import UserTokenVerifier
+from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S, ChatSettings
+from sstools_agent.wiring.adapters import (
+    audit_sink_from,
+    confirmation_store_from,
+    confirmation_workflow_from,
+    conversation_store_from,
+    secrets_reader_from,
+    service_token_client_from,
+    tool_output_store_from,
+    tool_policy_from,
+    tool_router_from,
+    upstream_client_from,
+    user_verifier_from,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatDeps:
+    """The chat function's collaborators. `turns` is derived from the others, so replacing one
+    (`dataclasses.replace(deps, audit=MemoryAudit())`) reaches everything that uses it."""
+
+    agent: Callable[[], ChatAgent]
+    store: ConversationStore
+    confirmations: ConfirmationStore
+    workflow: ConfirmationWorkflow
+    outputs: BlobStore
+    """Tool outputs too large for a history item, kept whole."""
+    audit: AuditSink
+    verifier: UserTokenVerifier
+    service_token: ServiceTokenSource
+    environments: EnvironmentRegistry
+    auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
+    confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S
+    prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S
+    turns: ChatTurns = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        turns = ChatTurns(
+            self.agent,
+            self.store,
+            self.confirmations,
+            self.workflow,
+            audit=self.audit,
+            confirmation_timeout_s=self.confirmation_timeout_s,
+            prefetch_timeout_s=self.prefetch_timeout_s,
+            outputs=self.outputs,
+        )
+        object.__setattr__(self, "turns", turns)
+
+
+def agent_from(settings: ChatSettings) -> Callable[[], ChatAgent]:
+    """The agent, built at the first turn and then shared by every turn (its graph is stateless:
+    conversations live in the checkpointer). Building it loads the model client, the
+    checkpointer and the router's tool vectors, so it waits until a turn needs it."""
+
+    @functools.cache
+    def agent() -> ChatAgent:
+        router = tool_router_from(settings)
+        if router is not None:
+            router.warm()
+        return ChatAgent(
+            build_chat_model(settings),
+            checkpointer_from(settings),
+            tool_policy_from(settings),
+            upstream_client_from(settings),
+            output_budget_chars=settings.tool_output_budget_chars,
+            router=router,
+        )
+
+    return agent
+
+
+def build_chat(settings: ChatSettings) -> ChatDeps:
+    """The chat function's collaborators, wired to AWS as `settings` say."""
+    return ChatDeps(
+        agent=agent_from(settings),
+        store=conversation_store_from(settings),
+        confirmations=confirmation_store_from(settings),
+        workflow=confirmation_workflow_from(settings),
+        outputs=tool_output_store_from(settings),
+        audit=audit_sink_from(settings),
+        verifier=user_verifier_from(settings),
+        service_token=service_token_client_from(settings, secrets_reader_from(settings)),
+        environments=settings.environments(),
+        auth_failures=settings.auth_failure_sampler(),
+        confirmation_timeout_s=settings.confirmation_timeout_s,
+        prefetch_timeout_s=settings.prefetch_timeout_s,
+    )
