@@ -17,20 +17,21 @@ from fastapi import Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from sstools_agent.adapters.audit import AuditSink
-from sstools_agent.adapters.blob_store import BlobStoreError
-from sstools_agent.adapters.conversation_store import (
+from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
+from sstools_agent.domain.conversations import (
+    CONVERSATION_ID_PATTERN,
     ConversationArchived,
     ConversationBusy,
     ConversationNotFound,
     IdempotencyKeyReused,
+    MessageRole,
+    iso_time,
 )
-from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
-from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN, MessageRole, iso_time
 from sstools_agent.domain.cursors import InvalidCursor
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
+from sstools_agent.domain.ports import AuditSink, BlobStoreError
 from sstools_agent.domain.ui_context import UIContextRejection, parse_ui_context
 from sstools_agent.factories import (
     audit_sink_from,

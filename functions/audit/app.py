@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from botocore.exceptions import ClientError
 
+from sstools_agent.adapters.dynamodb.audit_table import DynamoDBAuditRecordStore
 from sstools_agent.domain.audit import audit_table_item
+from sstools_agent.domain.ports import AuditRecordStore
 
 logger = Logger(service="sstools-agent-audit")
 
@@ -27,15 +27,17 @@ class AuditEvent(EventBridgeModel):
     detail: dict[str, Any]
 
 
-_table: Any = None
+_table: AuditRecordStore | None = None
 
 
-def audit_table() -> Any:
+def audit_table() -> AuditRecordStore:
     """The audit table, built on first use (configuration read once, at entry)."""
     global _table  # noqa: PLW0603 - one client per Lambda container
     if _table is None:
-        resource = boto3.resource("dynamodb", endpoint_url=os.environ.get("AWS_ENDPOINT_URL"))
-        _table = resource.Table(os.environ.get("AUDIT_TABLE", "AuditTable"))
+        _table = DynamoDBAuditRecordStore(
+            os.environ.get("AUDIT_TABLE", "AuditTable"),
+            endpoint_url=os.environ.get("AWS_ENDPOINT_URL"),
+        )
     return _table
 
 
@@ -44,13 +46,7 @@ def store(event: AuditEvent) -> bool:
     item = audit_table_item(
         event.detail, event.id, event.time.isoformat(), int(event.time.timestamp())
     )
-    try:
-        audit_table().put_item(Item=item, ConditionExpression="attribute_not_exists(PK)")
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
+    return audit_table().store_once(item)
 
 
 @logger.inject_lambda_context

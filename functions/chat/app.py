@@ -20,18 +20,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from sstools_agent.adapters.audit import AuditSink
-from sstools_agent.adapters.confirmations import (
-    ConfirmationDecided,
-    ConfirmationExpired,
-    ConfirmationForbidden,
-    ConfirmationNotFound,
-)
-from sstools_agent.adapters.conversation_store import (
-    ConversationArchived,
-    ConversationBusy,
-    ConversationNotFound,
-)
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent_factories import chat_turns
@@ -45,10 +33,22 @@ from sstools_agent.chat.turns import (
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.chat_events import ChatEvent, EventType
-from sstools_agent.domain.conversations import parse_event_id
+from sstools_agent.domain.confirmations import (
+    ConfirmationDecided,
+    ConfirmationExpired,
+    ConfirmationForbidden,
+    ConfirmationNotFound,
+)
+from sstools_agent.domain.conversations import (
+    ConversationArchived,
+    ConversationBusy,
+    ConversationNotFound,
+    parse_event_id,
+)
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
+from sstools_agent.domain.ports import AuditSink
 from sstools_agent.domain.ui_context import UIContext, UIContextRejection, parse_ui_context
 from sstools_agent.factories import audit_sink, service_token, user_verifier
 from sstools_agent.settings import Settings

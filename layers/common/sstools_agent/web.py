@@ -19,11 +19,11 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.domain.attempt_limits import AuthFailureSampler, ClosedWindow
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
+from sstools_agent.domain.ports import AuditSink
 
 logger = logging.getLogger(__name__)
 
