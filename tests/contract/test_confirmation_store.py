@@ -37,8 +37,8 @@ def card(*, expires_in_s: float = 300, user: str = "egor.engineer") -> Confirmat
     )
 
 
-async def created(store: ConfirmationStore, **kwargs: float) -> Confirmation:
-    confirmation = card(**kwargs)
+async def created(store: ConfirmationStore, *, expires_in_s: float = 300) -> Confirmation:
+    confirmation = card(expires_in_s=expires_in_s)
     await store.create(confirmation)
     return confirmation
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import boto3
 import pytest
@@ -22,7 +23,7 @@ def test_a_refused_write_returns_the_old_item(moto_settings: Settings, write: st
     ).Table(moto_settings.conversations_table)
     key = {"PK": f"CONV#{uuid.uuid4().hex}", "SK": "META"}
     table.put_item(Item=key | {"owner": "egor", "last_seq": 3, "is_archived": True})
-    refused = {
+    refused: Callable[[], object] = {
         "put_item": lambda: table.put_item(
             Item=key,
             ConditionExpression="attribute_not_exists(PK)",
