@@ -1,7 +1,9 @@
 """The store contract: every backend of a storage port runs the same cases.
 
 Each fixture is parametrised over the backends (the in-memory one, and DynamoDB on a moto server
-holding the template's tables), so a new backend joins by adding one parameter here.
+holding the template's tables), so a new backend joins by adding one parameter here. moto runs in
+its own process: its state is per process, and the suite's other stacks must not meet these
+tables.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationSt
 from sstools_agent.adapters.memory import InMemoryConfirmationStore, InMemoryConversationStore
 from sstools_agent.domain.ports import ConfirmationStore, ConversationStore
 from sstools_agent.settings import Settings
-from tests.support.aws import aws_stack
+from tests.support.aws import aws_subprocess_stack
 
 BACKENDS = ["memory", "dynamodb"]
 
@@ -25,7 +27,7 @@ BACKENDS = ["memory", "dynamodb"]
 def moto_settings() -> Iterator[Settings]:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(name, "testing")
-    with aws_stack() as (endpoint, _):
+    with aws_subprocess_stack() as (endpoint, _):
         yield Settings(aws_endpoint_url=endpoint)
 
 
