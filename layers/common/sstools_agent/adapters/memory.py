@@ -177,7 +177,9 @@ class InMemoryConversationStore(FailureSwitches):
             raise turn_refusal(conversation_id, owner, thread.record if thread else None)
         else:
             thread.cancel_run = None
-        context = self._fresh(conversation).ui_context or thread.record.ui_context
+        context = self._fresh(conversation).ui_context
+        if context is None:  # a turn that names no page keeps the stored one
+            context = thread.record.ui_context
         thread.record = replace(
             thread.record,
             ui_context=context,
