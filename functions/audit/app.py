@@ -12,7 +12,6 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from botocore.exceptions import ClientError
 
 from sstools_agent.domain.audit import audit_table_item
 from sstools_agent.settings import AuditFunctionSettings
@@ -36,13 +35,7 @@ def store(event: AuditEvent) -> bool:
     item = audit_table_item(
         event.detail, event.id, event.time.isoformat(), int(event.time.timestamp())
     )
-    try:
-        deps.table.put_item(Item=item, ConditionExpression="attribute_not_exists(PK)")
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
+    return deps.records.store_once(item)
 
 
 @logger.inject_lambda_context

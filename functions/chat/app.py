@@ -20,7 +20,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.adapters.service_tokens import ServiceTokenSource
 from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.service import ChatService, OpenedTurn
@@ -29,6 +28,7 @@ from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
+from sstools_agent.domain.ports import AuditSink
 from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import Observability

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from local.servers import serve
-from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
+from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.turns import STOPPED_TEXT
 from sstools_agent.domain.audit import AuditKind, AuditRecord

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
+from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.domain.conversations import Conversation, now_iso
 from tests.support.agent_stack import AgentStack
 

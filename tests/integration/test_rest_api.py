@@ -21,7 +21,7 @@ import pytest
 from functions.api.app import create_app as create_api_app
 from local.gateway import LocalGateway
 from local.servers import serve
-from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
+from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
 from sstools_agent.agent.offline_model import OfflineChatModel

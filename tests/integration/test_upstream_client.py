@@ -15,15 +15,12 @@ import httpx
 import pytest
 
 from local.fault_injection import FaultPlan
-from sstools_agent.adapters.upstream_client import (
-    ToolCallFailed,
-    UpstreamCredentials,
-    UpstreamToolClient,
-)
+from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_runs import ToolCallFailed, UpstreamCredentials
 from sstools_agent.domain.ui_context import UIContext
 from tests.support.fault_server import fault_server
 

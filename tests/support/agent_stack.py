@@ -16,15 +16,15 @@ from local.demo_users import DEMO_USERS
 from local.fault_injection import FaultPlan, serve_with_faults
 from local.sample_upstream.app import create_app
 from local.sample_upstream.seed import UpstreamState, seeded_state
-from sstools_agent.adapters.blob_store import BlobStore
 from sstools_agent.adapters.checkpointer import checkpointer_from
-from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
+from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent, InMemoryConfirmedCall
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwksKeys
+from sstools_agent.domain.ports import BlobStore
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import ToolRouter
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from sstools_agent.domain.cursors import MAX_CURSOR_CHARS, CursorCodec, InvalidCursor
 
 SECRET = "a-cursor-secret-for-tests-0123456789"
-POSITION = {"PK": "CONV#abc", "SK": "META", "GSI1PK": "OWNER#alice", "GSI1SK": "2026-11-30"}
+POSITION = "a-store-page-token:CONV#abc:OWNER#alice:2026-11-30"
+"""A store's page token: opaque to the codec, which only signs and binds it."""
 QUERY = {"search": "", "include_archived": False}
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
 
 import boto3
 
@@ -18,12 +17,9 @@ from sstools_agent.domain.audit import AUDIT_SOURCE, AuditRecord, EmissionClock
 audit_logger = logging.getLogger("sstools_agent.audit")
 
 
-class AuditSink(Protocol):
-    def emit(self, record: AuditRecord) -> None: ...
-
-
 class EventBridgeAuditSink:
-    """Puts each record on the audit bus from a background thread: the stream never waits."""
+    """`domain.ports.AuditSink` on the audit bus: each record is put from a background
+    thread, so the stream never waits."""
 
     def __init__(self, bus_name: str, *, region: str, endpoint_url: str | None = None) -> None:
         self._bus = bus_name

@@ -1,40 +1,24 @@
 """Blobs by key: where tool outputs too large for a DynamoDB item are kept whole.
 
 In AWS the bucket is the one the checkpointer offloads to (template.yaml `CheckpointBucket`), so
-the stack gains no resource and its lifecycle rule applies to both. `MemoryBlobStore` is the
-in-memory fake for tests; it can also be told to fail, like a missing bucket.
+the stack gains no resource and its lifecycle rule applies to both (`adapters.memory` has the
+in-memory one for tests).
 boto3 is synchronous; every call runs in a worker thread so the event loop keeps streaming.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import anyio
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sstools_agent.domain.ports import BlobStoreError
+
 _MISSING_KEY_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
-class BlobStoreError(Exception):
-    """The store could not keep or read a blob (the bucket is missing, access denied...)."""
-
-
-class BlobStore(Protocol):
-    """What the chat and the REST API need from blob storage."""
-
-    async def put(self, key: str, data: bytes, content_type: str) -> None:
-        """Keeps `data` under `key` (replacing what was there); BlobStoreError on failure."""
-        ...
-
-    async def get(self, key: str) -> bytes | None:
-        """The blob under `key`, or None when there is none; BlobStoreError on failure."""
-        ...
-
-
 class S3BlobStore:
-    """`BlobStore` on one S3 bucket."""
+    """`domain.ports.BlobStore` on one S3 bucket."""
 
     def __init__(self, bucket: str, *, region: str, endpoint_url: str | None = None) -> None:
         self.bucket = bucket
@@ -64,21 +48,3 @@ class S3BlobStore:
             return await anyio.to_thread.run_sync(read)
         except (ClientError, BotoCoreError) as error:
             raise BlobStoreError(f"s3://{self.bucket}/{key}: {error}") from error
-
-
-class MemoryBlobStore:
-    """`BlobStore` in a dict; `failing=True` makes every call fail as a missing bucket does."""
-
-    def __init__(self, *, failing: bool = False) -> None:
-        self.blobs: dict[str, bytes] = {}
-        self.failing = failing
-
-    async def put(self, key: str, data: bytes, content_type: str) -> None:
-        if self.failing:
-            raise BlobStoreError(f"memory://{key}: failing on purpose")
-        self.blobs[key] = data
-
-    async def get(self, key: str) -> bytes | None:
-        if self.failing:
-            raise BlobStoreError(f"memory://{key}: failing on purpose")
-        return self.blobs.get(key)

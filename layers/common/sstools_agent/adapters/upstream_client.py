@@ -19,8 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
@@ -36,6 +35,7 @@ from sstools_agent.domain.errors import (
     ErrorCode,
 )
 from sstools_agent.domain.tool_calls import ResolvedToolCall
+from sstools_agent.domain.tool_runs import ToolCallFailed, ToolCallOutcome, UpstreamCredentials
 
 _MIN_RETRY_WINDOW_S: Final = 0.1
 """A read retries only if at least this much of its deadline is left after the retry delay."""
@@ -55,61 +55,6 @@ _NOT_PROCESSED_STATUSES: Final = frozenset({503})
 # Errors raised before the request left this process: nothing can have happened upstream.
 _NOT_SENT_ERRORS: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _NOT_SENT_TIMEOUTS: Final = (httpx.ConnectTimeout, httpx.PoolTimeout)
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamCredentials:
-    """Both identities a tool call carries."""
-
-    service_token: str
-    user_token: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallOutcome:
-    """A successful upstream answer."""
-
-    output: Any
-    """Parsed JSON, or the text when the upstream did not answer JSON."""
-    status_code: int
-    attempts: int
-    elapsed_s: float
-
-
-class ToolCallFailed(Exception):
-    """A tool call that did not succeed, with the code and words the user will see."""
-
-    def __init__(
-        self,
-        code: ErrorCode,
-        detail: str,
-        *,
-        attempts: int,
-        status_code: int | None = None,
-        status_unknown: bool = False,
-    ) -> None:
-        super().__init__(f"{code}: {detail}")
-        self.code = code
-        self.detail = detail
-        self.attempts = attempts
-        self.status_code = status_code
-        self.status_unknown = status_unknown
-
-
-class ToolRunner(Protocol):
-    """What the agent needs from an upstream: run one resolved call."""
-
-    async def call(
-        self,
-        call: ResolvedToolCall,
-        credentials: UpstreamCredentials,
-        request_id: str | None = None,
-        *,
-        timeout_s: float | None = None,
-    ) -> ToolCallOutcome:
-        """Runs the call within the tool's timeout, or `timeout_s` when that is shorter;
-        raises ToolCallFailed (TOOL_TIMEOUT when the deadline passes)."""
-        ...
 
 
 class _Retryable(Exception):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from sstools_agent.adapters.upstream_client import UpstreamCredentials
 from sstools_agent.agent.prefetch import PrefetchedObject
 from sstools_agent.domain.confirmations import ExecutionState
 from sstools_agent.domain.identity import Principal
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_routing import RoutingDecision
+from sstools_agent.domain.tool_runs import UpstreamCredentials
 from sstools_agent.domain.ui_context import UIContext
 
 

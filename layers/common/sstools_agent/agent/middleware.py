@@ -22,7 +22,6 @@ from langchain.agents.middleware import (
 from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.types import Command, interrupt
 
-from sstools_agent.adapters.upstream_client import ToolCallFailed
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.prompts import system_prompt
 from sstools_agent.domain.confirmations import ExecutionState, fingerprint
@@ -30,6 +29,7 @@ from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.guardrails import GuardrailDecision
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_runs import ToolCallFailed
 
 # `artifact["event"]` of the ToolMessages this middleware writes, read by the event mapping.
 PERMISSION_DENIED: Final = "permission_denied"

@@ -16,11 +16,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from sstools_agent.adapters.upstream_client import ToolCallFailed, ToolRunner, UpstreamCredentials
+from sstools_agent.domain.ports import ToolRunner
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_output_summary import summarise_tool_output
 from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_runs import ToolCallFailed, UpstreamCredentials
 from sstools_agent.domain.ui_context import ObjectType, UIContext
 from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 

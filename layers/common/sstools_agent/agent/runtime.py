@@ -19,7 +19,6 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Checkpointer, Command, StreamMode
 
-from sstools_agent.adapters.upstream_client import ToolRunner
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
 from sstools_agent.agent.middleware import APPROVE, CANCELLED, FAILED, PolicyMiddleware
@@ -28,6 +27,7 @@ from sstools_agent.agent.tools import build_tools
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
 from sstools_agent.domain.confirmations import ExecutionState, fingerprint, outcome_text
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.ports import ToolRunner
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS

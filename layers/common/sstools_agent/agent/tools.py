@@ -15,9 +15,9 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import get_runtime
 
-from sstools_agent.adapters.upstream_client import ToolRunner
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.domain.catalog_types import ToolSpec
+from sstools_agent.domain.ports import ToolRunner
 from sstools_agent.domain.tool_catalog import CAPABILITIES_TOOL
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS, render_tool_output_block
 from sstools_agent.domain.tool_policy import ToolPolicy

@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.chat.request import ChatRequestBody
@@ -24,6 +23,7 @@ from sstools_agent.domain.chat_events import ChatEvent
 from sstools_agent.domain.conversations import parse_event_id
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal
+from sstools_agent.domain.ports import AuditSink
 from sstools_agent.domain.ui_context import (
     ContextRejected,
     UIContext,

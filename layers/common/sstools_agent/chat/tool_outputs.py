@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from sstools_agent.adapters.blob_store import BlobStore, BlobStoreError
 from sstools_agent.domain.chat_events import ChatEvent
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.ports import BlobStore, BlobStoreError
 from sstools_agent.domain.tool_outputs import (
     MAX_LIVE_OUTPUT_BYTES,
     TOOL_OUTPUT_CONTENT_TYPE,

@@ -21,20 +21,7 @@ from typing import Any, Final, Literal
 
 import anyio
 
-from sstools_agent.adapters.audit import AuditSink
-from sstools_agent.adapters.blob_store import BlobStore, MemoryBlobStore
-from sstools_agent.adapters.confirmations import (
-    ConfirmationDecided,
-    ConfirmationExpired,
-    ConfirmationForbidden,
-    ConfirmationNotFound,
-    ConfirmationStore,
-    ConfirmationWorkflow,
-)
-from sstools_agent.adapters.conversation_store import (
-    ConversationArchived,
-    ConversationStore,
-)
+from sstools_agent.adapters.memory import MemoryBlobStore
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.runtime import ChatAgent, interrupted_call_events
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
@@ -43,6 +30,10 @@ from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, Even
 from sstools_agent.domain.confirmations import (
     DEFAULT_CONFIRMATION_TIMEOUT_S,
     Confirmation,
+    ConfirmationDecided,
+    ConfirmationExpired,
+    ConfirmationForbidden,
+    ConfirmationNotFound,
     ConfirmationStatus,
     ExecutionState,
     Settlement,
@@ -51,6 +42,7 @@ from sstools_agent.domain.confirmations import (
 )
 from sstools_agent.domain.conversations import (
     Conversation,
+    ConversationArchived,
     MessageRole,
     StoredMessage,
     TurnRecorder,
@@ -59,6 +51,13 @@ from sstools_agent.domain.conversations import (
     title_from,
 )
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.ports import (
+    AuditSink,
+    BlobStore,
+    ConfirmationStore,
+    ConfirmationWorkflow,
+    ConversationStore,
+)
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_routing import RoutingDecision
 from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
@@ -378,6 +377,8 @@ class ChatTurns:
         agent = self._agent_factory()
         pending = await agent.pending_confirmation(conversation_id)
         if pending is None or pending.fingerprint != confirmation.fingerprint:
+            if confirmation.expired(time.time()):  # another click is telling it right now
+                raise ConfirmationExpired(confirmation.confirmation_id)
             raise NoPendingConfirmationError(conversation_id)
         if role is not None and not confirmation.expired(time.time()):
             permission = agent.permission_for(pending, role)

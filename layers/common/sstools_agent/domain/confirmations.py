@@ -12,6 +12,22 @@ DEFAULT_CONFIRMATION_TIMEOUT_S: Final = 300
 """How long a confirmation card waits for the user's answer before it expires."""
 
 
+class ConfirmationNotFound(Exception):
+    """No such confirmation in this conversation (404)."""
+
+
+class ConfirmationForbidden(Exception):
+    """Another user's confirmation (403)."""
+
+
+class ConfirmationDecided(Exception):
+    """Already confirmed, denied or cancelled (409): nothing runs twice."""
+
+
+class ConfirmationExpired(Exception):
+    """Expired, and the conversation was already told so (409): the card cannot be answered."""
+
+
 class ConfirmationStatus(StrEnum):
     """The user's decision (or its absence): leaves `pending` exactly once."""
 
@@ -117,6 +133,31 @@ class Confirmation:
         if self.execution is ExecutionState.STARTED:
             return ExecutionState.UNKNOWN
         return self.execution
+
+
+def decide_refusal(
+    confirmation_id: str, user: str, current: Confirmation | None, now: float
+) -> Confirmation:
+    """Why a decision's conditional write was refused, told from the card as it was then:
+    missing (ConfirmationNotFound), another user's (ConfirmationForbidden), already decided
+    (ConfirmationDecided); an expired card is returned as it is (nothing runs, and the caller
+    tells the user it expired)."""
+    if current is None:
+        raise ConfirmationNotFound(confirmation_id)
+    if current.user != user:
+        raise ConfirmationForbidden(confirmation_id)
+    if current.expired(now):
+        return current
+    raise ConfirmationDecided(confirmation_id)
+
+
+def execution_may_follow(
+    state: ExecutionState, status: ConfirmationStatus, current: ExecutionState | None
+) -> bool:
+    """Whether a confirmed call's execution may move to `state` (see `OUTCOMES_OF_A_START`)."""
+    if state in OUTCOMES_OF_A_START:
+        return current is ExecutionState.STARTED
+    return status is ConfirmationStatus.CONFIRMED and current is None
 
 
 def fingerprint(tool: str, args: dict[str, Any], environment: str | None, risk: str) -> str:

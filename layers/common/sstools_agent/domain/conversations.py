@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 
@@ -18,6 +18,43 @@ CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
 _EVENT_ID: Final = re.compile(
     rf"^(?P<conversation>{CONVERSATION_ID_PATTERN[1:-1]}):(?P<seq>\d{{1,12}})$"
 )
+
+
+T = TypeVar("T")
+
+
+class ConversationBusy(Exception):
+    """Another run holds the conversation (409)."""
+
+
+class ConversationNotFound(Exception):
+    """No such conversation for this user (404: existence does not leak)."""
+
+
+class ConversationArchived(Exception):
+    """The conversation was deleted (archived); it takes no new turns."""
+
+
+class IdempotencyKeyReused(Exception):
+    """An idempotency key already used for a different message (409)."""
+
+
+class StoredItemTooLarge(ValueError):
+    """A message or a single event whose JSON alone passes the item limit (large tool outputs
+    are kept by reference before they get here, so this names a defect, not a big answer)."""
+
+
+class InvalidPageToken(ValueError):
+    """A page token this store did not issue for this listing (the REST API answers 400)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing, and the store's opaque token for the next one (None on the last
+    page). Only the store that issued a token reads it; callers pass it back unchanged."""
+
+    items: list[T]
+    next_token: str | None
 
 
 class MessageRole(StrEnum):
@@ -46,6 +83,19 @@ class Conversation:
     def is_running(self, now: float) -> bool:
         """Whether a run holds the conversation (its lease not yet lapsed)."""
         return self.locked_by is not None and (self.locked_until or 0) > now
+
+
+def turn_refusal(
+    conversation_id: str, owner: str, current: Conversation | None
+) -> ConversationNotFound | ConversationArchived | ConversationBusy:
+    """Why a conditional write that takes a conversation for a turn (or an append) was refused,
+    told from the record as it was at that moment: missing or another user's (alike, so ids do
+    not leak), archived, or held by another run."""
+    if current is None or current.owner != owner:
+        return ConversationNotFound(conversation_id)
+    if current.is_archived:
+        return ConversationArchived(conversation_id)
+    return ConversationBusy(conversation_id)
 
 
 @dataclass(frozen=True, slots=True)

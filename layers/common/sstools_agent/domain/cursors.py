@@ -1,8 +1,9 @@
 """Opaque page cursors: where the next page starts, signed so a client can neither forge nor
 reuse one for another user or another query.
 
-A cursor carries the storage position (the last returned item's key), the owner it was issued to
-and the query it belongs to (search text, archived flag, conversation). It is signed with an HMAC
+A cursor carries the store's page token (opaque here: only the store that issued it reads it),
+the owner it was issued to and the query it belongs to (search text, archived flag,
+conversation). It is signed with an HMAC
 key (itsdangerous); any change, or a cursor presented by someone else or for another query, is
 `InvalidCursor` (400), never a storage error.
 """
@@ -29,12 +30,12 @@ class CursorCodec:
             raise ValueError("the cursor signing secret must have at least 16 characters")
         self._serializer = URLSafeSerializer(secret, salt=f"sstools-agent-cursor:{purpose}")
 
-    def encode(self, owner: str, query: dict[str, Any], position: dict[str, str]) -> str:
-        """A cursor that resumes `query` for `owner` after `position`."""
+    def encode(self, owner: str, query: dict[str, Any], position: str) -> str:
+        """A cursor that resumes `query` for `owner` at `position` (a store's page token)."""
         return str(self._serializer.dumps({"o": owner, "q": query, "p": position}))
 
-    def decode(self, cursor: str, owner: str, query: dict[str, Any]) -> dict[str, str]:
-        """The position in a cursor issued to `owner` for `query`; InvalidCursor otherwise."""
+    def decode(self, cursor: str, owner: str, query: dict[str, Any]) -> str:
+        """The page token in a cursor issued to `owner` for `query`; InvalidCursor otherwise."""
         if len(cursor) > MAX_CURSOR_CHARS:
             raise InvalidCursor("cursor too long")
         try:
@@ -46,8 +47,6 @@ class CursorCodec:
         if data.get("q") != query:
             raise InvalidCursor("cursor belongs to another query")
         position = data.get("p")
-        if not isinstance(position, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in position.items()
-        ):
+        if not isinstance(position, str) or not position:
             raise InvalidCursor("cursor has no position")
         return position

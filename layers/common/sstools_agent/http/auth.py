@@ -11,10 +11,10 @@ from typing import Any, Final
 
 from fastapi import Request
 
-from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.domain.attempt_limits import AuthFailureSampler, ClosedWindow
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
+from sstools_agent.domain.ports import AuditSink
 
 REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 """An `X-Request-ID` we keep (in logs and audit records); any other value is replaced."""

@@ -9,25 +9,25 @@ from typing import Final
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from sstools_agent.adapters.blob_store import BlobStoreError
-from sstools_agent.adapters.confirmations import (
+from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
+from sstools_agent.chat.service import NotRunning
+from sstools_agent.chat.turns import ConfirmationNotPermitted, NoPendingConfirmationError
+from sstools_agent.domain.confirmations import (
     ConfirmationDecided,
     ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
 )
-from sstools_agent.adapters.conversation_store import (
+from sstools_agent.domain.conversations import (
     ConversationArchived,
     ConversationBusy,
     ConversationNotFound,
     IdempotencyKeyReused,
 )
-from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
-from sstools_agent.chat.service import NotRunning
-from sstools_agent.chat.turns import ConfirmationNotPermitted, NoPendingConfirmationError
 from sstools_agent.domain.cursors import InvalidCursor
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError
+from sstools_agent.domain.ports import BlobStoreError
 from sstools_agent.domain.ui_context import ContextRejected
 from sstools_agent.http.auth import TooManyAttempts
 from sstools_agent.http.errors import error

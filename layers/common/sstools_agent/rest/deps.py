@@ -15,11 +15,11 @@ from typing import Annotated, Any
 from fastapi import Depends, Header, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from sstools_agent.adapters.audit import AuditSink
 from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
+from sstools_agent.domain.ports import AuditSink
 from sstools_agent.domain.ui_context import ContextRejected, UIContextRejection, parse_ui_context
 from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.observability import Observability

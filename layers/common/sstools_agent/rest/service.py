@@ -1,8 +1,8 @@
 """The REST API's use cases over the conversation store; each takes the verified caller.
 
 Ownership is checked on every access and a conversation of another user is reported exactly like
-a missing one (`ConversationNotFound`, 404), so ids do not leak. Page positions leave here only
-inside signed cursors.
+a missing one (`ConversationNotFound`, 404), so ids do not leak. The store's page tokens leave
+here only inside signed cursors, bound to their owner and query.
 """
 
 from __future__ import annotations
@@ -15,18 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sstools_agent.adapters.blob_store import BlobStore
-from sstools_agent.adapters.conversation_store import (
-    DynamoDBConversationStore,
-)
 from sstools_agent.domain.conversations import (
     Conversation,
+    InvalidPageToken,
     MessageRole,
     StoredMessage,
     now_iso,
 )
 from sstools_agent.domain.cursors import CursorCodec, InvalidCursor
 from sstools_agent.domain.identity import ClientCredentials, MintedToken, TokenIssuer
+from sstools_agent.domain.ports import BlobStore, ConversationStore
 from sstools_agent.domain.tool_outputs import tool_output_key
 
 T = TypeVar("T")
@@ -54,7 +52,7 @@ class ConversationsApi:
 
     def __init__(
         self,
-        store: DynamoDBConversationStore,
+        store: ConversationStore,
         conversation_cursors: CursorCodec,
         history_cursors: CursorCodec,
         outputs: BlobStore,
@@ -85,12 +83,15 @@ class ConversationsApi:
         """The caller's conversations, most recently active first."""
         query = {"search": search or "", "include_archived": include_archived}
         after = self._conversation_cursors.decode(cursor, owner, query) if cursor else None
-        page = await self.store.list_owned(
-            owner, limit=limit, after=after, search=search, include_archived=include_archived
-        )
+        try:
+            page = await self.store.list_owned(
+                owner, limit=limit, after=after, search=search, include_archived=include_archived
+            )
+        except InvalidPageToken as error:
+            raise InvalidCursor(str(error)) from None
         next_cursor = None
-        if page.next_position is not None:
-            next_cursor = self._conversation_cursors.encode(owner, query, page.next_position)
+        if page.next_token is not None:
+            next_cursor = self._conversation_cursors.encode(owner, query, page.next_token)
         return Listing(page.items, next_cursor)
 
     async def history(
@@ -102,11 +103,11 @@ class ConversationsApi:
         after = self._history_cursors.decode(cursor, owner, query) if cursor else None
         try:
             page = await self.store.message_page(conversation_id, limit=limit, after=after)
-        except ValueError as error:
+        except InvalidPageToken as error:
             raise InvalidCursor(str(error)) from None
         next_cursor = None
-        if page.next_position is not None:
-            next_cursor = self._history_cursors.encode(owner, query, page.next_position)
+        if page.next_token is not None:
+            next_cursor = self._history_cursors.encode(owner, query, page.next_token)
         return conversation, Listing(page.items, next_cursor)
 
     async def tool_output(self, owner: str, conversation_id: str, tool_call_id: str) -> bytes:

@@ -12,15 +12,13 @@ from collections.abc import Callable
 
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.blob_store import S3BlobStore
-from sstools_agent.adapters.confirmations import (
-    DynamoDBConfirmationStore,
-    StepFunctionsConfirmationWorkflow,
-)
-from sstools_agent.adapters.conversation_store import DynamoDBConversationStore
+from sstools_agent.adapters.dynamodb.confirmations import DynamoDBConfirmationStore
+from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.embeddings import BedrockTitanEmbedder, OfflineEmbedder
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.secrets import SecretsReader
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
+from sstools_agent.adapters.stepfunctions import StepFunctionsConfirmationWorkflow
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.domain.cursors import CursorCodec
 from sstools_agent.domain.identity import (

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import boto3
-
+from sstools_agent.adapters.dynamodb.audit_table import DynamoDBAuditRecordStore
+from sstools_agent.domain.ports import AuditRecordStore
 from sstools_agent.settings import AuditFunctionSettings
 
 
@@ -14,13 +13,16 @@ from sstools_agent.settings import AuditFunctionSettings
 class AuditDeps:
     """The audit function's collaborators."""
 
-    table: Any
-    """The append-only audit table (a boto3 DynamoDB Table)."""
+    records: AuditRecordStore
+    """The append-only audit table."""
 
 
 def build_audit(settings: AuditFunctionSettings) -> AuditDeps:
     """The audit table as `settings` name it, on the configured endpoint."""
-    resource = boto3.resource(
-        "dynamodb", region_name=settings.aws_region, endpoint_url=settings.aws_endpoint_url
+    return AuditDeps(
+        DynamoDBAuditRecordStore(
+            settings.audit_table,
+            region=settings.aws_region,
+            endpoint_url=settings.aws_endpoint_url,
+        )
     )
-    return AuditDeps(resource.Table(settings.audit_table))

@@ -6,11 +6,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sstools_agent.adapters.audit import AuditSink
-from sstools_agent.adapters.blob_store import BlobStore
 from sstools_agent.adapters.checkpointer import checkpointer_from
-from sstools_agent.adapters.confirmations import ConfirmationStore, ConfirmationWorkflow
-from sstools_agent.adapters.conversation_store import ConversationStore
 from sstools_agent.adapters.service_tokens import ServiceTokenSource
 from sstools_agent.agent.models import build_chat_model
 from sstools_agent.agent.runtime import ChatAgent
@@ -19,6 +15,13 @@ from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import UserTokenVerifier
+from sstools_agent.domain.ports import (
+    AuditSink,
+    BlobStore,
+    ConfirmationStore,
+    ConfirmationWorkflow,
+    ConversationStore,
+)
 from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S, ChatSettings
 from sstools_agent.wiring.adapters import (
     audit_sink_from,

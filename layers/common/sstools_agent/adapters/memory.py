@@ -1,0 +1,515 @@
+"""In-memory adapters of every storage port, for tests and local experiments.
+
+Each one keeps the semantics of its DynamoDB (or AWS) twin, which the contract suite
+(tests/contract/) checks against both: conditional writes refuse exactly when the table's
+conditions would, leases lapse by the clock, a card leaves `pending` once, the execution journal
+only moves forwards. Each takes `fail_on`, the names of the operations that should fail
+(`InMemoryConversationStore(fail_on={"append_events"})`); the set may change while a test runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from sstools_agent.adapters.dynamodb.items import bounded_json, event_chunks
+from sstools_agent.domain.audit import AuditRecord, EmissionClock
+from sstools_agent.domain.confirmations import (
+    Confirmation,
+    ConfirmationStatus,
+    ExecutionState,
+    decide_refusal,
+    execution_may_follow,
+)
+from sstools_agent.domain.conversations import (
+    Conversation,
+    ConversationNotFound,
+    IdempotencyKeyReused,
+    InvalidPageToken,
+    Page,
+    StoredMessage,
+    title_search_key,
+    turn_refusal,
+)
+from sstools_agent.domain.ports import BlobStoreError, StoredEvent
+
+audit_logger = logging.getLogger("sstools_agent.audit")
+
+
+class SimulatedFailure(Exception):
+    """An operation a test asked to fail (`fail_on`), as a storage outage would."""
+
+
+class FailureSwitches:
+    """`fail_on`: the operations that raise `SimulatedFailure` (or the port's own error)."""
+
+    def __init__(self, fail_on: Iterable[str] = ()) -> None:
+        self.fail_on: set[str] = set(fail_on)
+
+    def _check(self, operation: str) -> None:
+        if operation in self.fail_on:
+            raise SimulatedFailure(operation)
+
+
+def _token(value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _untoken(token: str) -> Any:
+    try:
+        return json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode())
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise InvalidPageToken("not a page token of this store") from None
+
+
+def _ms(epoch_s: float | None) -> int:
+    """A lease time as the table keeps it (whole milliseconds)."""
+    return round((epoch_s or 0) * 1000)
+
+
+def _stored(message: StoredMessage) -> str:
+    """The message as the table keeps it (JSON, bounded by the item limit)."""
+    return bounded_json(asdict(message))
+
+
+def _read(text: str, key: str) -> StoredMessage:
+    seq = key.split("#")[1]
+    return StoredMessage.from_record(
+        json.loads(text), key=key, seq=int(seq) if seq.isdigit() else 0
+    )
+
+
+@dataclass
+class _Thread:
+    """One conversation: its record, cancel request, history, events and idempotency keys."""
+
+    record: Conversation
+    cancel_run: str | None = None
+    messages: dict[str, str] = field(default_factory=dict)
+    """Sort key (`MSG#<seq>#<n>`) -> the message's JSON."""
+    events: dict[int, dict[str, Any]] = field(default_factory=dict)
+    idempotency: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Idempotency key -> (fingerprint, the message's JSON)."""
+
+
+class InMemoryConversationStore(FailureSwitches):
+    """`domain.ports.ConversationStore` in dicts (times from `clock`, epoch seconds)."""
+
+    def __init__(
+        self, *, fail_on: Iterable[str] = (), clock: Callable[[], float] = time.time
+    ) -> None:
+        super().__init__(fail_on)
+        self.clock = clock
+        self._threads: dict[str, _Thread] = {}
+
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    def _thread(self, conversation_id: str) -> _Thread | None:
+        return self._threads.get(conversation_id)
+
+    def _free(self, thread: _Thread, owner: str) -> bool:
+        """LOCK_CONDITION: the owner's, live, and no lease holds it."""
+        if thread.record.owner != owner or thread.record.is_archived:
+            return False
+        record = thread.record
+        return record.locked_by is None or _ms(record.locked_until) < self._now_ms()
+
+    async def get(self, conversation_id: str) -> Conversation | None:
+        self._check("get")
+        thread = self._thread(conversation_id)
+        return thread.record if thread else None
+
+    async def get_owned(self, conversation_id: str, owner: str) -> Conversation:
+        self._check("get_owned")
+        thread = self._thread(conversation_id)
+        if thread is None or thread.record.owner != owner:
+            raise ConversationNotFound(conversation_id)
+        return thread.record
+
+    @staticmethod
+    def _fresh(conversation: Conversation) -> Conversation:
+        context = conversation.ui_context
+        return Conversation(
+            conversation.conversation_id,
+            conversation.owner,
+            conversation.title,
+            conversation.created_at,
+            conversation.updated_at,
+            ui_context=json.loads(json.dumps(context)) if context is not None else None,
+        )
+
+    async def create(self, conversation: Conversation) -> Conversation:
+        self._check("create")
+        if conversation.conversation_id in self._threads:
+            raise SimulatedFailure(f"conversation {conversation.conversation_id} exists")
+        record = self._fresh(conversation)
+        self._threads[conversation.conversation_id] = _Thread(record)
+        return record
+
+    async def archive(self, conversation_id: str, owner: str) -> Conversation:
+        self._check("archive")
+        thread = self._thread(conversation_id)
+        if thread is None or thread.record.owner != owner:
+            raise ConversationNotFound(conversation_id)
+        thread.record = replace(thread.record, is_archived=True)
+        await self.request_cancel(conversation_id, owner)
+        return thread.record
+
+    async def start_turn(
+        self, conversation: Conversation, run_id: str, lease_s: float, *, new: bool
+    ) -> Conversation:
+        self._check("start_turn")
+        now_ms = self._now_ms()
+        conversation_id, owner = conversation.conversation_id, conversation.owner
+        thread = self._thread(conversation_id)
+        if new and thread is None:
+            thread = _Thread(self._fresh(conversation))
+            self._threads[conversation_id] = thread
+        elif new or thread is None or not self._free(thread, owner):
+            raise turn_refusal(conversation_id, owner, thread.record if thread else None)
+        else:
+            thread.cancel_run = None
+        context = self._fresh(conversation).ui_context
+        if context is None:  # a turn that names no page keeps the stored one
+            context = thread.record.ui_context
+        thread.record = replace(
+            thread.record,
+            ui_context=context,
+            locked_by=run_id,
+            locked_until=(now_ms + int(lease_s * 1000)) / 1000,
+            locked_at=now_ms / 1000,
+        )
+        return thread.record
+
+    async def renew(self, conversation_id: str, run_id: str, lease_s: float) -> None:
+        self._check("renew")
+        thread = self._thread(conversation_id)
+        if thread is not None and thread.record.locked_by == run_id:
+            until = int((self.clock() + lease_s) * 1000) / 1000
+            thread.record = replace(thread.record, locked_until=until)
+
+    async def finish_turn(
+        self, conversation_id: str, run_id: str, last_seq: int, updated_at: str
+    ) -> None:
+        self._check("finish_turn")
+        thread = self._thread(conversation_id)
+        if thread is None or thread.record.locked_by != run_id:
+            return
+        thread.record = replace(
+            thread.record,
+            last_seq=last_seq,
+            updated_at=updated_at,
+            locked_by=None,
+            locked_until=None,
+            locked_at=None,
+        )
+        thread.cancel_run = None
+
+    async def request_cancel(self, conversation_id: str, owner: str) -> bool:
+        self._check("request_cancel")
+        thread = self._thread(conversation_id)
+        if thread is None or thread.record.owner != owner or thread.record.locked_by is None:
+            return False
+        if _ms(thread.record.locked_until) <= self._now_ms():
+            return False
+        thread.cancel_run = thread.record.locked_by
+        return True
+
+    async def cancel_requested(self, conversation_id: str, run_id: str) -> bool:
+        self._check("cancel_requested")
+        thread = self._thread(conversation_id)
+        return thread is not None and thread.cancel_run == run_id
+
+    async def set_pending_confirmation(self, conversation_id: str, confirmation_id: str) -> None:
+        self._check("set_pending_confirmation")
+        thread = self._thread(conversation_id)
+        if thread is not None:
+            thread.record = replace(thread.record, pending_confirmation_id=confirmation_id)
+
+    async def clear_pending_confirmation(self, conversation_id: str, confirmation_id: str) -> None:
+        self._check("clear_pending_confirmation")
+        thread = self._thread(conversation_id)
+        if thread is not None and thread.record.pending_confirmation_id == confirmation_id:
+            thread.record = replace(thread.record, pending_confirmation_id=None)
+
+    async def append_events(
+        self, conversation_id: str, run_id: str, events: Sequence[StoredEvent]
+    ) -> bool:
+        self._check("append_events")
+        thread = self._thread(conversation_id)
+        if not events or thread is None:
+            return False
+        for chunk in event_chunks(events):  # the same bound on each event's size
+            for seq, wire in chunk:
+                thread.events[seq] = json.loads(json.dumps(wire, ensure_ascii=False, default=str))
+        thread.record = replace(thread.record, last_seq=events[-1][0])
+        return thread.cancel_run == run_id
+
+    async def events_after(self, conversation_id: str, seq: int) -> list[StoredEvent]:
+        self._check("events_after")
+        thread = self._thread(conversation_id)
+        if thread is None:
+            return []
+        return sorted((s, wire) for s, wire in thread.events.items() if s > seq)
+
+    async def add_messages(self, conversation_id: str, messages: Sequence[StoredMessage]) -> None:
+        self._check("add_messages")
+        stored = {
+            f"MSG#{message.seq:012d}#{index:03d}": _stored(message)
+            for index, message in enumerate(messages)
+        }
+        thread = self._thread(conversation_id)
+        if thread is not None:
+            thread.messages |= stored
+
+    async def append_message(
+        self,
+        conversation_id: str,
+        owner: str,
+        message: StoredMessage,
+        *,
+        idempotency_key: str,
+        fingerprint: str,
+    ) -> tuple[StoredMessage, bool]:
+        self._check("append_message")
+        thread = self._thread(conversation_id)
+        kept = thread.idempotency.get(idempotency_key) if thread else None
+        if kept is not None:
+            if kept[0] != fingerprint:
+                raise IdempotencyKeyReused(idempotency_key)
+            return _read(kept[1], f"IDEM#{idempotency_key}"), True
+        if thread is None or not self._free(thread, owner):
+            raise turn_refusal(conversation_id, owner, thread.record if thread else None)
+        seq = thread.record.last_seq + 1
+        message = replace(message, seq=seq)
+        text = _stored(message)
+        thread.record = replace(thread.record, last_seq=seq, updated_at=message.created_at)
+        thread.idempotency[idempotency_key] = (fingerprint, text)
+        thread.messages[f"MSG#{seq:012d}#000"] = text
+        return message, False
+
+    async def messages(self, conversation_id: str) -> list[StoredMessage]:
+        self._check("messages")
+        thread = self._thread(conversation_id)
+        stored = thread.messages if thread else {}
+        return [_read(stored[key], key) for key in sorted(stored)]
+
+    async def list_owned(
+        self,
+        owner: str,
+        *,
+        limit: int,
+        after: str | None,
+        search: str | None,
+        include_archived: bool,
+    ) -> Page[Conversation]:
+        self._check("list_owned")
+        wanted = title_search_key(search) if search else None
+        records = sorted(
+            (
+                thread.record
+                for thread in self._threads.values()
+                if thread.record.owner == owner
+                and (include_archived or not thread.record.is_archived)
+                and (wanted is None or wanted in title_search_key(thread.record.title))
+            ),
+            key=lambda record: (record.updated_at, record.conversation_id),
+            reverse=True,
+        )
+        if after is not None:
+            position = _untoken(after)
+            if not isinstance(position, list) or len(position) != 3 or position[0] != owner:
+                raise InvalidPageToken("not a page token of this listing")
+            start = (str(position[1]), str(position[2]))
+            records = [r for r in records if (r.updated_at, r.conversation_id) < start]
+        page = records[:limit]
+        token = None
+        if len(records) > limit:
+            token = _token([owner, page[-1].updated_at, page[-1].conversation_id])
+        return Page(page, token)
+
+    async def message_page(
+        self, conversation_id: str, *, limit: int, after: str | None
+    ) -> Page[StoredMessage]:
+        self._check("message_page")
+        thread = self._thread(conversation_id)
+        stored = thread.messages if thread else {}
+        keys = sorted(stored)
+        if after is not None:
+            position = _untoken(after)
+            if (
+                not isinstance(position, list)
+                or len(position) != 2
+                or position[0] != conversation_id
+                or not str(position[1]).startswith("MSG#")
+            ):
+                raise InvalidPageToken("position outside this conversation's history")
+            keys = [key for key in keys if key > str(position[1])]
+        page = keys[:limit]
+        token = _token([conversation_id, page[-1]]) if len(keys) > limit else None
+        return Page([_read(stored[key], key) for key in page], token)
+
+
+class InMemoryConfirmationStore(FailureSwitches):
+    """`domain.ports.ConfirmationStore` in a dict; `expire` and `set_task_token` do what the
+    state machine does to the item (its timer, its wait state)."""
+
+    def __init__(
+        self, *, fail_on: Iterable[str] = (), clock: Callable[[], float] = time.time
+    ) -> None:
+        super().__init__(fail_on)
+        self.clock = clock
+        self._cards: dict[str, Confirmation] = {}
+
+    async def create(self, confirmation: Confirmation) -> None:
+        self._check("create")
+        if confirmation.confirmation_id in self._cards:
+            raise SimulatedFailure(f"confirmation {confirmation.confirmation_id} exists")
+        # The table keeps whole seconds.
+        self._cards[confirmation.confirmation_id] = replace(
+            confirmation, expires_at=float(int(confirmation.expires_at))
+        )
+
+    async def get(self, confirmation_id: str) -> Confirmation | None:
+        self._check("get")
+        return self._cards.get(confirmation_id)
+
+    async def decide(
+        self, confirmation_id: str, user: str, status: ConfirmationStatus
+    ) -> Confirmation:
+        self._check("decide")
+        now = self.clock()
+        current = self._cards.get(confirmation_id)
+        if (
+            current is None
+            or current.status is not ConfirmationStatus.PENDING
+            or current.user != user
+            or not current.expires_at > int(now)
+        ):
+            return decide_refusal(confirmation_id, user, current, now)
+        decided = replace(current, status=status)
+        self._cards[confirmation_id] = decided
+        return decided
+
+    async def record_execution(self, confirmation_id: str, state: ExecutionState) -> bool:
+        self._check("record_execution")
+        current = self._cards.get(confirmation_id)
+        if current is None or not execution_may_follow(state, current.status, current.execution):
+            return False
+        self._cards[confirmation_id] = replace(current, execution=state)
+        return True
+
+    def set_task_token(self, confirmation_id: str, task_token: str) -> None:
+        """What the state machine's wait state does: the card holds its task token."""
+        current = self._cards.get(confirmation_id)
+        if current is not None:
+            self._cards[confirmation_id] = replace(current, task_token=task_token)
+
+    def expire(self, confirmation_id: str) -> bool:
+        """What the state machine's timer does: expired, only if still pending."""
+        current = self._cards.get(confirmation_id)
+        if current is None or current.status is not ConfirmationStatus.PENDING:
+            return False
+        self._cards[confirmation_id] = replace(current, status=ConfirmationStatus.EXPIRED)
+        return True
+
+
+class InMemoryConfirmationWorkflow(FailureSwitches):
+    """`domain.ports.ConfirmationWorkflow` without Step Functions: a started card gets a task
+    token in `store` (when given); `time_out` plays the timer; a token is handed back once."""
+
+    def __init__(
+        self, store: InMemoryConfirmationStore | None = None, *, fail_on: Iterable[str] = ()
+    ) -> None:
+        super().__init__(fail_on)
+        self.store = store
+        self.started: dict[str, int] = {}
+        """Confirmation id -> timeout, for every execution started."""
+        self.results: dict[str, str] = {}
+        """Task token -> the result handed back."""
+        self._open: dict[str, str] = {}
+
+    async def start(self, confirmation: Confirmation, timeout_s: int) -> None:
+        self._check("start")
+        if confirmation.confirmation_id in self.started:  # an execution name is unique
+            raise SimulatedFailure(f"execution {confirmation.confirmation_id} exists")
+        self.started[confirmation.confirmation_id] = timeout_s
+        token = f"token-{confirmation.confirmation_id}"
+        self._open[token] = confirmation.confirmation_id
+        if self.store is not None:
+            self.store.set_task_token(confirmation.confirmation_id, token)
+
+    async def hand_back(self, task_token: str, result: str) -> bool:
+        self._check("hand_back")
+        if self._open.pop(task_token, None) is None:
+            return False
+        self.results[task_token] = result
+        return True
+
+    def time_out(self, confirmation_id: str) -> None:
+        """The wait timed out: the token is closed and the card expires if still pending."""
+        self._open = {t: c for t, c in self._open.items() if c != confirmation_id}
+        if self.store is not None:
+            self.store.expire(confirmation_id)
+
+
+class MemoryAuditSink(FailureSwitches):
+    """`domain.ports.AuditSink` in a list, stamped in emission order as the bus sink does; an
+    `emit` switched to fail goes to the log, as a refused put does."""
+
+    def __init__(self, *, fail_on: Iterable[str] = ()) -> None:
+        super().__init__(fail_on)
+        self.records: list[AuditRecord] = []
+        self._clock = EmissionClock()
+
+    def emit(self, record: AuditRecord) -> None:
+        stamped = record.stamped(self._clock)
+        if "emit" in self.fail_on:
+            audit_logger.error("audit sink refused a record: %s", stamped.to_payload())
+            return
+        self.records.append(stamped)
+
+
+class InMemoryAuditRecordStore(FailureSwitches):
+    """`domain.ports.AuditRecordStore` in a dict keyed like the audit table."""
+
+    def __init__(self, *, fail_on: Iterable[str] = ()) -> None:
+        super().__init__(fail_on)
+        self.items: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def store_once(self, item: dict[str, Any]) -> bool:
+        self._check("store_once")
+        key = (str(item["PK"]), str(item["SK"]))
+        if key in self.items:
+            return False
+        self.items[key] = dict(item)
+        return True
+
+
+class MemoryBlobStore(FailureSwitches):
+    """`domain.ports.BlobStore` in a dict; a switched-off operation fails as a missing bucket
+    does (BlobStoreError)."""
+
+    def __init__(self, *, fail_on: Iterable[str] = ()) -> None:
+        super().__init__(fail_on)
+        self.blobs: dict[str, bytes] = {}
+
+    def _check(self, operation: str) -> None:
+        if operation in self.fail_on:
+            raise BlobStoreError(f"memory://: {operation} failing on purpose")
+
+    async def put(self, key: str, data: bytes, content_type: str) -> None:
+        self._check("put")
+        self.blobs[key] = data
+
+    async def get(self, key: str) -> bytes | None:
+        self._check("get")
+        return self.blobs.get(key)

@@ -1,0 +1,64 @@
+"""The confirmation state machine (Step Functions): one Standard execution per pending card.
+
+Its wait state stores the task token in the confirmation item and times out into `expired`;
+a decision hands the token back.
+"""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import boto3
+from botocore.exceptions import ClientError
+
+from sstools_agent.domain.confirmations import Confirmation
+
+
+class StepFunctionsConfirmationWorkflow:
+    """Starts the confirmation state machine and hands task tokens back."""
+
+    def __init__(
+        self, state_machine_arn: str, *, region: str, endpoint_url: str | None = None
+    ) -> None:
+        self._arn = state_machine_arn
+        self._client = boto3.session.Session(region_name=region).client(
+            "stepfunctions", endpoint_url=endpoint_url
+        )
+
+    async def start(self, confirmation: Confirmation, timeout_s: int) -> None:
+        """One Standard execution per confirmation, named by its id."""
+        payload = {
+            "confirmation_id": confirmation.confirmation_id,
+            "conversation_id": confirmation.conversation_id,
+            "user": confirmation.user,
+            "tool": confirmation.tool,
+            "risk": confirmation.risk,
+            "fingerprint": confirmation.fingerprint,
+            "timeout_seconds": timeout_s,
+        }
+        await anyio.to_thread.run_sync(
+            lambda: self._client.start_execution(
+                stateMachineArn=self._arn,
+                name=confirmation.confirmation_id,
+                input=json.dumps(payload),
+            )
+        )
+
+    async def hand_back(self, task_token: str, result: str) -> bool:
+        """Ends the wait with `result`; False when the token already timed out (or is unknown)."""
+        try:
+            await anyio.to_thread.run_sync(
+                lambda: self._client.send_task_success(
+                    taskToken=task_token, output=json.dumps({"result": result})
+                )
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") in {
+                "TaskTimedOut",
+                "InvalidToken",
+                "TaskDoesNotExist",
+            }:
+                return False
+            raise
+        return True

@@ -1,0 +1,136 @@
+"""`ConfirmationStore` contract: a card leaves `pending` exactly once, only by its user, never
+after its time; the execution journal only moves forwards."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from sstools_agent.domain.confirmations import (
+    Confirmation,
+    ConfirmationDecided,
+    ConfirmationForbidden,
+    ConfirmationNotFound,
+    ConfirmationStatus,
+    ExecutionState,
+)
+from sstools_agent.domain.ports import ConfirmationStore
+
+pytestmark = pytest.mark.anyio
+S = ConfirmationStatus
+E = ExecutionState
+
+
+def card(*, expires_in_s: float = 300, user: str = "egor.engineer") -> Confirmation:
+    return Confirmation(
+        confirmation_id=uuid.uuid4().hex,
+        conversation_id=uuid.uuid4().hex,
+        user=user,
+        tool_call_id="call-1",
+        tool="deploy_dashboard",
+        fingerprint="f" * 64,
+        risk="dangerous",
+        status=S.PENDING,
+        expires_at=time.time() + expires_in_s,
+    )
+
+
+async def created(store: ConfirmationStore, *, expires_in_s: float = 300) -> Confirmation:
+    confirmation = card(expires_in_s=expires_in_s)
+    await store.create(confirmation)
+    return confirmation
+
+
+async def test_a_created_card_reads_back_pending_with_whole_second_expiry(
+    confirmations: ConfirmationStore,
+):
+    confirmation = await created(confirmations)
+    stored = await confirmations.get(confirmation.confirmation_id)
+    assert stored is not None
+    assert stored.status is S.PENDING
+    assert stored.execution is None
+    assert stored.task_token is None
+    assert stored.expires_at == float(int(confirmation.expires_at))
+    assert (stored.user, stored.tool, stored.fingerprint) == (
+        confirmation.user,
+        confirmation.tool,
+        confirmation.fingerprint,
+    )
+    assert await confirmations.get(uuid.uuid4().hex) is None
+
+
+@pytest.mark.parametrize("status", [S.CONFIRMED, S.DENIED, S.CANCELLED])
+async def test_a_card_is_decided_exactly_once(confirmations: ConfirmationStore, status):
+    confirmation = await created(confirmations)
+    decided = await confirmations.decide(confirmation.confirmation_id, confirmation.user, status)
+    assert decided.status is status
+    for again in (S.CONFIRMED, S.DENIED):
+        with pytest.raises(ConfirmationDecided):
+            await confirmations.decide(confirmation.confirmation_id, confirmation.user, again)
+    stored = await confirmations.get(confirmation.confirmation_id)
+    assert stored is not None
+    assert stored.status is status
+
+
+async def test_another_users_decision_is_forbidden_and_changes_nothing(
+    confirmations: ConfirmationStore,
+):
+    confirmation = await created(confirmations)
+    with pytest.raises(ConfirmationForbidden):
+        await confirmations.decide(confirmation.confirmation_id, "anna.analyst", S.CONFIRMED)
+    stored = await confirmations.get(confirmation.confirmation_id)
+    assert stored is not None
+    assert stored.status is S.PENDING
+
+
+async def test_a_missing_card_is_not_found(confirmations: ConfirmationStore):
+    with pytest.raises(ConfirmationNotFound):
+        await confirmations.decide(uuid.uuid4().hex, "egor.engineer", S.CONFIRMED)
+
+
+async def test_a_card_past_its_time_comes_back_unchanged(confirmations: ConfirmationStore):
+    confirmation = await created(confirmations, expires_in_s=-5)
+    answered = await confirmations.decide(
+        confirmation.confirmation_id, confirmation.user, S.CONFIRMED
+    )
+    assert answered.status is S.PENDING
+    assert answered.expired(time.time())
+    with pytest.raises(ConfirmationForbidden):  # still another user's first
+        await confirmations.decide(confirmation.confirmation_id, "anna.analyst", S.CONFIRMED)
+
+
+async def test_the_journal_moves_forwards_only_on_a_confirmed_card(
+    confirmations: ConfirmationStore,
+):
+    confirmation = await created(confirmations)
+    cid = confirmation.confirmation_id
+    assert not await confirmations.record_execution(cid, E.STARTED)  # not confirmed yet
+    await confirmations.decide(cid, confirmation.user, S.CONFIRMED)
+    assert not await confirmations.record_execution(cid, E.SUCCEEDED)  # never started
+    assert await confirmations.record_execution(cid, E.STARTED)
+    assert not await confirmations.record_execution(cid, E.STARTED)  # started once
+    assert not await confirmations.record_execution(cid, E.NOT_RUN)  # it left already
+    assert await confirmations.record_execution(cid, E.UNKNOWN)
+    stored = await confirmations.get(cid)
+    assert stored is not None
+    assert stored.execution is E.UNKNOWN
+
+
+async def test_a_call_given_up_before_it_left_never_starts(confirmations: ConfirmationStore):
+    confirmation = await created(confirmations)
+    cid = confirmation.confirmation_id
+    await confirmations.decide(cid, confirmation.user, S.CONFIRMED)
+    assert await confirmations.record_execution(cid, E.NOT_RUN)
+    assert not await confirmations.record_execution(cid, E.STARTED)
+    stored = await confirmations.get(cid)
+    assert stored is not None
+    assert stored.interrupted_outcome is E.NOT_RUN
+
+
+async def test_a_denied_card_journals_nothing(confirmations: ConfirmationStore):
+    confirmation = await created(confirmations)
+    await confirmations.decide(confirmation.confirmation_id, confirmation.user, S.DENIED)
+    assert not await confirmations.record_execution(confirmation.confirmation_id, E.STARTED)
+    assert not await confirmations.record_execution(confirmation.confirmation_id, E.NOT_RUN)

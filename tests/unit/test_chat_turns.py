@@ -1,0 +1,243 @@
+"""`ChatTurns` on the in-memory ports: no moto, no HTTP. The agent is the real one with the
+offline model, an in-memory checkpointer and a tool runner that answers every call."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from sstools_agent.adapters.memory import (
+    InMemoryConfirmationStore,
+    InMemoryConfirmationWorkflow,
+    InMemoryConversationStore,
+    MemoryAuditSink,
+    MemoryBlobStore,
+)
+from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.chat.turns import ChatTurns, PreparedTurn
+from sstools_agent.domain.audit import AuditKind
+from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.confirmations import (
+    ConfirmationDecided,
+    ConfirmationForbidden,
+    ConfirmationStatus,
+    ExecutionState,
+)
+from sstools_agent.domain.conversations import ConversationBusy, MessageRole
+from sstools_agent.domain.identity import Principal
+from sstools_agent.domain.roles import Role
+from sstools_agent.domain.tool_calls import ResolvedToolCall
+from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
+from sstools_agent.domain.ui_context import UIContext, parse_ui_context
+
+pytestmark = pytest.mark.anyio
+DASHBOARD_10 = {
+    "contextVersion": 1,
+    "objectType": "dashboard",
+    "objectId": "10",
+    "envId": "ss-dev",
+    "route": "/dashboards/10",
+}
+STATUS = "какой статус у этого дашборда?"
+DEPLOY = "задеплой дашборд 10 в staging"
+
+
+class AnsweringToolRunner:
+    """`ToolRunner` that answers every call at once, and remembers the calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def call(
+        self,
+        call: ResolvedToolCall,
+        credentials: UpstreamCredentials,
+        request_id: str | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> ToolCallOutcome:
+        self.calls.append(call.spec.name)
+        output = {"id": 10, "title": "Продажи", "status": "ok", "tool": call.spec.name}
+        return ToolCallOutcome(output, 200, 1, 0.0)
+
+
+class Chat:
+    """ChatTurns over in-memory ports, with the ports at hand."""
+
+    def __init__(self, policy: ToolPolicy) -> None:
+        self.policy = policy
+        self.store = InMemoryConversationStore()
+        self.confirmations = InMemoryConfirmationStore()
+        self.workflow = InMemoryConfirmationWorkflow(self.confirmations)
+        self.audit = MemoryAuditSink()
+        self.runner = AnsweringToolRunner()
+        agent = ChatAgent(OfflineChatModel(), InMemorySaver(), policy, self.runner)
+        self.turns = ChatTurns(
+            lambda: agent,
+            self.store,
+            self.confirmations,
+            self.workflow,
+            audit=self.audit,
+            outputs=MemoryBlobStore(),
+        )
+
+    def context(self, user: str, role: Role = Role.ENGINEER) -> AgentRunContext:
+        parsed = parse_ui_context(DASHBOARD_10, self.policy.environments)
+        assert isinstance(parsed, UIContext)
+        principal = Principal(user, role, (role.value,), "user.jwt", int(time.time()) + 600)
+        return AgentRunContext(principal=principal, ui_context=parsed, service_token="svc.jwt")
+
+    async def prepare(self, user: str, message: str | None, **kwargs: Any) -> PreparedTurn:
+        arguments: dict[str, Any] = {
+            "conversation_id": None,
+            "action": None,
+            "confirmation_id": None,
+            "ui_context": DASHBOARD_10,
+        } | kwargs
+        return await self.turns.prepare(owner=user, message=message, **arguments)
+
+    async def run(self, user: str, turn: PreparedTurn) -> list[tuple[str, ChatEvent]]:
+        return [pair async for pair in self.turns.stream(turn, self.context(user))]
+
+    async def turn(self, user: str, message: str | None, **kwargs: Any) -> list[ChatEvent]:
+        turn = await self.prepare(user, message, **kwargs)
+        return [event for _, event in await self.run(user, turn)]
+
+
+@pytest.fixture
+def chat(policy: ToolPolicy) -> Chat:
+    return Chat(policy)
+
+
+def ended(events: list[ChatEvent]) -> dict[str, Any]:
+    assert events[-1].type is EventType.STREAM_END
+    return dict(events[-1].metadata)
+
+
+def card(events: list[ChatEvent]) -> dict[str, Any]:
+    cards = [e.metadata for e in events if e.type is EventType.CONFIRM_REQUIRED]
+    assert len(cards) == 1, [e.type for e in events]
+    return dict(cards[0])
+
+
+async def test_a_turn_stores_the_user_and_assistant_messages_and_releases_the_lock(chat: Chat):
+    # Given a new conversation, When a turn runs to its end
+    turn = await chat.prepare("egor", STATUS)
+    streamed = await chat.run("egor", turn)
+    events = [event for _, event in streamed]
+    conversation_id = ended(events)["conversation_id"]
+    # Then both messages are in the history, in order, and the lock is released
+    history = await chat.store.messages(conversation_id)
+    assert [m.role for m in history] == [MessageRole.USER, MessageRole.ASSISTANT]
+    assert history[0].content == STATUS
+    assert history[1].content
+    record = await chat.store.get(conversation_id)
+    assert record is not None
+    assert record.locked_by is None
+    assert record.last_seq == len(events)
+    # And every event was stored for replay under its id
+    replay = await chat.store.events_after(conversation_id, 0)
+    assert [f"{conversation_id}:{seq}" for seq, _ in replay] == [sse_id for sse_id, _ in streamed]
+    assert chat.runner.calls  # the page object's tools were called through the port
+
+
+async def test_a_second_turn_while_one_holds_the_conversation_is_busy(chat: Chat):
+    first = await chat.prepare("egor", STATUS)
+    conversation_id = first.conversation.conversation_id
+    with pytest.raises(ConversationBusy):
+        await chat.prepare("egor", "ещё вопрос", conversation_id=conversation_id)
+    await chat.run("egor", first)
+    # Once the first turn ended, the next one is taken
+    second = await chat.prepare("egor", "ещё вопрос", conversation_id=conversation_id)
+    assert second.conversation.locked_by == second.run_id
+
+
+async def test_a_confirm_of_another_users_card_is_forbidden(chat: Chat):
+    events = await chat.turn("egor", DEPLOY)
+    confirmation_id = card(events)["confirmation_id"]
+    conversation_id = ended(events)["conversation_id"]
+    with pytest.raises(ConfirmationForbidden):
+        await chat.prepare(
+            "anna",
+            None,
+            conversation_id=conversation_id,
+            action="confirm",
+            confirmation_id=confirmation_id,
+        )
+    confirmation = await chat.confirmations.get(confirmation_id)
+    assert confirmation is not None
+    assert confirmation.status is ConfirmationStatus.PENDING
+
+
+async def test_a_confirmed_card_runs_its_call_once_and_journals_it(chat: Chat):
+    # Given a card waiting for the engineer's decision
+    events = await chat.turn("egor", DEPLOY)
+    confirmation_id = card(events)["confirmation_id"]
+    conversation_id = ended(events)["conversation_id"]
+    assert confirmation_id in chat.workflow.started
+    # When the engineer confirms it
+    confirm = {
+        "conversation_id": conversation_id,
+        "action": "confirm",
+        "confirmation_id": confirmation_id,
+        "role": Role.ENGINEER,
+    }
+    resolved = await chat.turn("egor", None, **confirm)
+    # Then the card resolves as confirmed, the token is handed back and the call ran once
+    assert resolved[0].type is EventType.CONFIRM_RESOLVED
+    assert resolved[0].metadata["result"] == "confirmed"
+    assert list(chat.workflow.results.values()) == ["confirmed"]
+    assert chat.runner.calls.count("deploy_dashboard") == 1
+    confirmation = await chat.confirmations.get(confirmation_id)
+    assert confirmation is not None
+    assert confirmation.status is ConfirmationStatus.CONFIRMED
+    assert confirmation.execution is ExecutionState.SUCCEEDED
+    kinds = [record.kind for record in chat.audit.records]
+    assert kinds.count(AuditKind.CONFIRMATION_REQUESTED) == 1
+    # And a second confirm runs nothing
+    with pytest.raises(ConfirmationDecided):
+        await chat.prepare("egor", None, **confirm)
+    assert chat.runner.calls.count("deploy_dashboard") == 1
+
+
+async def test_a_new_message_cancels_the_open_card(chat: Chat):
+    events = await chat.turn("egor", DEPLOY)
+    confirmation_id = card(events)["confirmation_id"]
+    conversation_id = ended(events)["conversation_id"]
+    await chat.turn("egor", STATUS, conversation_id=conversation_id)
+    confirmation = await chat.confirmations.get(confirmation_id)
+    assert confirmation is not None
+    assert confirmation.status is ConfirmationStatus.CANCELLED
+    assert list(chat.workflow.results.values()) == ["cancelled"]
+    assert "deploy_dashboard" not in chat.runner.calls
+
+
+async def test_the_stream_goes_on_when_storing_its_events_fails(chat: Chat):
+    # Given a store whose event writes fail
+    chat.store.fail_on.add("append_events")
+    # When a turn runs, Then it still ends, with its history, and releases the lock
+    events = await chat.turn("egor", STATUS)
+    conversation_id = ended(events)["conversation_id"]
+    assert len(await chat.store.messages(conversation_id)) == 2
+    assert await chat.store.events_after(conversation_id, 0) == []
+    record = await chat.store.get(conversation_id)
+    assert record is not None
+    assert record.locked_by is None
+
+
+async def test_a_reconnect_replays_what_the_client_missed(chat: Chat):
+    turn = await chat.prepare("egor", STATUS)
+    streamed = await chat.run("egor", turn)
+    conversation_id = turn.conversation.conversation_id
+    resume = await chat.prepare(
+        "egor", None, conversation_id=conversation_id, action="resume", resume_after=2
+    )
+    replayed = [pair async for pair in chat.turns.follow(resume, limit_s=1)]
+    assert [sse_id for sse_id, _ in replayed] == [sse_id for sse_id, _ in streamed[2:]]
+    assert [e.to_wire() for _, e in replayed] == [e.to_wire() for _, e in streamed[2:]]
