@@ -32,6 +32,15 @@ SEED_DATASET_TOOLS: Final = frozenset(
     }
 )
 
+# The intent table (seed 000): what an unknown query and a
+# maintenance query are offered besides show_capabilities.
+SEED_DEFAULT_TOOLS: Final = frozenset(
+    {"search_dashboards", "get_health_summary", "list_environments", "get_task_status"}
+)
+SEED_MAINTENANCE_TOOLS: Final = frozenset(
+    {"list_maintenance_events", "start_maintenance", "end_maintenance"}
+)
+
 # The page of the seed's example: /agent?objectType=dashboard&objectId=10&envId=ss-dev
 DASHBOARD_10: Final[dict[str, Any]] = {
     "contextVersion": 1,
