@@ -50,3 +50,12 @@ DASHBOARD_10: Final[dict[str, Any]] = {
     "envId": "ss-dev",
     "route": "/dashboards/10",
 }
+
+# A dataset page of staging, the scenarios' dataset.
+DATASET_15: Final[dict[str, Any]] = {
+    "contextVersion": 1,
+    "objectType": "dataset",
+    "objectId": "15",
+    "envId": "staging",
+    "route": "/datasets/15",
+}
