@@ -36,7 +36,7 @@ from tests.support.agent_stack import (
     of_type,
 )
 from tests.support.models import ScriptedModel
-from tests.support.seed import SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
+from tests.support.seed import DATASET_15, SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 
 pytestmark = pytest.mark.anyio
 
@@ -64,7 +64,6 @@ def page(object_type: str | None, object_id: str | None, env_id: str | None) -> 
 
 
 DASHBOARD_10 = page("dashboard", "10", "ss-dev")
-DATASET_15 = page("dataset", "15", "staging")
 
 
 def thread() -> str:

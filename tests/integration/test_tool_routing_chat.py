@@ -21,17 +21,10 @@ from sstools_agent.wiring.adapters import (
 )
 from tests.integration.test_chat_function import MemoryAudit
 from tests.support.agent_stack import AgentStack, RecordingOfflineModel, answer
-from tests.support.seed import DASHBOARD_10
+from tests.support.seed import DASHBOARD_10, DATASET_15
 
 pytestmark = pytest.mark.anyio
 DASHBOARDS_OF_SS_DEV = "/api/environments/ss-dev/dashboards"
-DATASET_15 = {
-    "contextVersion": 1,
-    "objectType": "dataset",
-    "objectId": "15",
-    "envId": "staging",
-    "route": "/datasets/15",
-}
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,15 @@ SEED_DATASET_TOOLS: Final = frozenset(
     }
 )
 
+# The intent table (seed 000): what an unknown query and a
+# maintenance query are offered besides show_capabilities.
+SEED_DEFAULT_TOOLS: Final = frozenset(
+    {"search_dashboards", "get_health_summary", "list_environments", "get_task_status"}
+)
+SEED_MAINTENANCE_TOOLS: Final = frozenset(
+    {"list_maintenance_events", "start_maintenance", "end_maintenance"}
+)
+
 # The page of the seed's example: /agent?objectType=dashboard&objectId=10&envId=ss-dev
 DASHBOARD_10: Final[dict[str, Any]] = {
     "contextVersion": 1,
@@ -40,4 +49,13 @@ DASHBOARD_10: Final[dict[str, Any]] = {
     "objectName": "Отчёт по энергопотреблению",
     "envId": "ss-dev",
     "route": "/dashboards/10",
+}
+
+# A dataset page of staging, the scenarios' dataset.
+DATASET_15: Final[dict[str, Any]] = {
+    "contextVersion": 1,
+    "objectType": "dataset",
+    "objectId": "15",
+    "envId": "staging",
+    "route": "/datasets/15",
 }

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from pydantic import BaseModel
 
-from sstools_agent.domain.catalog_types import EnvironmentSource, Operation, ToolSpec
+from sstools_agent.domain.catalog_types import EnvironmentSource, IntentTag, Operation, ToolSpec
 from sstools_agent.domain.roles import READ_ACCESS
 from sstools_agent.domain.tool_catalog import CATALOG, NoArgs, ToolCatalog
+from sstools_agent.domain.ui_context import ObjectType
+from tests.support.seed import SEED_DEFAULT_TOOLS, SEED_MAINTENANCE_TOOLS
 
 
 def test_the_catalog_declares_the_22_tools_once_each():
@@ -69,3 +73,25 @@ def test_a_tool_declared_twice_is_refused():
     spec = ToolSpec("x", "d", NoArgs, Operation.READ, READ_ACCESS, EnvironmentSource.NONE)
     with pytest.raises(ValueError, match="declared twice"):
         ToolCatalog([spec, spec])
+
+
+def test_the_intent_tags_are_the_seeds_intent_table():
+    # The router's intents offer these tools unasked; the tags are their only record.
+    assert set(CATALOG.tagged(IntentTag.CAPABILITIES)) == {"show_capabilities"}
+    assert set(CATALOG.tagged(IntentTag.DEFAULT)) == SEED_DEFAULT_TOOLS
+    assert set(CATALOG.tagged(IntentTag.MAINTENANCE)) == SEED_MAINTENANCE_TOOLS
+    assert set(CATALOG.tagged(IntentTag.DASHBOARD_QUERY)) == {"search_dashboards"}
+
+
+def test_each_page_object_is_described_by_one_read_tool():
+    readers = {t: CATALOG.reader_for(t) for t in ObjectType}
+    assert {t: s.name for t, s in readers.items() if s} == {
+        ObjectType.DASHBOARD: "search_dashboards",
+        ObjectType.DATASET: "superset_explore_database",
+        ObjectType.MIGRATION: "get_migration_plan",
+    }
+    spec = CATALOG.get("search_dashboards")
+    assert spec is not None
+    twice = replace(spec, name="search_again")
+    with pytest.raises(ValueError, match="describe the same page object"):
+        ToolCatalog([spec, twice])

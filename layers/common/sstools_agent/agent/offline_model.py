@@ -3,9 +3,9 @@
 It exists so that the local stack, the tests and the benchmark run the real agent (middleware,
 checkpoints, tools, streaming) with no model service. Its rules:
 - it only ever calls a tool it was given (`bind_tools`), picked by weighted keywords (Russian and
-  English) in the user's last message;
+  English) in the user's last message: each tool's `offline` choice in the catalog;
 - it fills ids and environments from the message, else from the UI context block of the system
-  prompt (the same block a real model reads);
+  prompt (the same block a real model reads), as the declaration's `ArgsRecipe` says;
 - after tool results it answers from them, in the language of the user's last message, with the
   facts the seed's scenarios ask for (git status, last change and validation for a dashboard;
   mappings, dependencies and review status for a dataset);
@@ -18,8 +18,7 @@ import asyncio
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -35,8 +34,11 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel
 
 from sstools_agent.agent.prompts import OBJECT_SUMMARY_CLOSE, OBJECT_SUMMARY_OPEN
+from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice
+from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
 
@@ -57,97 +59,6 @@ ENVIRONMENT_WORDS: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    tool: str
-    strong: tuple[str, ...]
-    weak: tuple[str, ...] = ()
-
-
-# Strong words name the action (3 points), weak ones its object (1 point); the best score wins,
-# ties go to the earlier rule. Stems, matched as substrings of the lower-cased message.
-RULES: Final = (
-    _Rule(
-        "show_capabilities",
-        (
-            "что ты умеешь",
-            "что умеешь",
-            "помощь",
-            "help",
-            "capabilit",
-            "возможност",
-            "what can you",
-        ),
-    ),
-    _Rule("deploy_dashboard", ("деплой", "разверн", "выкат", "deploy")),
-    _Rule(
-        "execute_migration",
-        ("выполни миграц", "запусти миграц", "run migration", "execute migration"),
-    ),
-    _Rule("get_migration_plan", ("план миграц", "migration plan", "что изменит миграц")),
-    _Rule("list_migrations", ("миграци", "migrations")),
-    _Rule("create_branch", ("ветк", "branch")),
-    _Rule("commit_changes", ("коммит", "закоммит", "commit")),
-    _Rule("run_llm_documentation", ("документ", "document")),
-    _Rule("run_llm_validation", ("валидац", "провер", "validat", "review the dash")),
-    _Rule("get_health_summary", ("здоров", "health", "ошибк", "падает", "failing", "медлен")),
-    _Rule("superset_format_sql", ("отформатир", "format")),
-    _Rule(
-        "superset_execute_sql",
-        (
-            "select ",
-            "update ",
-            "delete ",
-            "insert ",
-            "выполни sql",
-            "run sql",
-            "execute sql",
-            "запрос",
-        ),
-    ),
-    _Rule("superset_create_dataset", ("создай датасет", "create dataset", "новый датасет")),
-    _Rule("superset_audit_permissions", ("прав доступ", "доступ", "permission", "access")),
-    _Rule(
-        "superset_explore_database",
-        (
-            "датасет",
-            "dataset",
-            "маппинг",
-            "mapping",
-            "колонк",
-            "column",
-            "зависим",
-            "depend",
-            "схем",
-            "schema",
-        ),
-        ("проблем", "problem", "issue"),
-    ),
-    _Rule("get_task_status", ("задач", "task")),
-    _Rule("run_backup", ("бэкап", "бекап", "резервн", "backup")),
-    _Rule(
-        "start_maintenance", ("начни обслуж", "включи обслуж", "режим обслуж", "start maintenance")
-    ),
-    _Rule("end_maintenance", ("заверши обслуж", "выключи обслуж", "end maintenance")),
-    _Rule("list_maintenance_events", ("обслуживан", "maintenance")),
-    _Rule("list_environments", ("окружени", "environments")),
-    _Rule(
-        "search_dashboards",
-        (
-            "найди",
-            "поиск",
-            "search",
-            "find",
-            "статус",
-            "status",
-            "расскажи",
-            "tell me",
-            "покажи",
-            "show",
-        ),
-        ("дашборд", "dashboard"),
-    ),
-)
 _STRONG, _WEAK = 3, 1
 _CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
 _NUMBER: Final = re.compile(r"(?<![\w-])\d{1,15}(?![\w-])")
@@ -237,19 +148,19 @@ class _Request:
         return match.group(1) if match else None
 
 
-def _score(rule: _Rule, lower: str) -> int:
-    return _STRONG * sum(w in lower for w in rule.strong) + _WEAK * sum(
-        w in lower for w in rule.weak
+def _score(choice: OfflineChoice, lower: str) -> int:
+    return _STRONG * sum(w in lower for w in choice.strong) + _WEAK * sum(
+        w in lower for w in choice.weak
     )
 
 
-def choose_tool(text: str, available: Sequence[str]) -> str | None:
-    """The bound tool whose keywords best match `text`, or None."""
+def choose_tool(text: str, available: Sequence[str], catalog: ToolCatalog = CATALOG) -> str | None:
+    """The bound tool whose declared offline keywords best match `text`, or None."""
     lower = text.lower()
     scored = [
-        (_score(rule, lower), -index, rule.tool)
-        for index, rule in enumerate(RULES)
-        if rule.tool in available
+        (_score(spec.offline, lower), -spec.offline.precedence, spec.name)
+        for spec in catalog
+        if spec.offline is not None and spec.name in available
     ]
     best = max(scored, default=(0, 0, None))
     return best[2] if best[0] > 0 else None
@@ -264,21 +175,6 @@ def _dashboard_search(r: _Request) -> dict[str, Any]:
         return {"dashboard_ids": ids}
     query = r.quoted()
     return {"query": query} if query else {}
-
-
-def _deploy(r: _Request) -> dict[str, Any] | None:
-    target, source = r.target_environment(), r.page.get("envId")
-    ids = r.object_ids("dashboard")
-    if not (target and source and ids):
-        return None
-    return {"dashboard_ids": ids, "source_env_id": source, "target_env_id": target}
-
-
-def _migration(r: _Request) -> dict[str, Any] | None:
-    migration_id, target = r.object_id("migration"), r.target_environment()
-    if migration_id is None or target is None:
-        return None
-    return {"migration_id": migration_id, "target_env_id": target}
 
 
 def _one_dashboard(r: _Request, **extra: Any) -> dict[str, Any] | None:
@@ -321,34 +217,63 @@ def _dataset_scope(r: _Request) -> dict[str, Any]:
     return {"dataset_id": dataset_id} if dataset_id else {}
 
 
-ARGUMENTS: Final[dict[str, ArgsBuilder]] = {
-    "show_capabilities": lambda r: {},
-    "search_dashboards": _dashboard_search,
-    "get_health_summary": lambda r: {
+def _schema_value(name: str, r: _Request) -> Any:
+    """A required argument, guessed from its name (see `ArgsRecipe.FROM_SCHEMA`)."""
+    if name == "source_env_id":
+        return r.page.get("envId")
+    if name == "target_env_id":
+        return r.target_environment()
+    if name.endswith("_ids"):
+        return r.object_ids(name.removesuffix("_ids")) or None
+    if name.endswith("_id"):
+        return r.object_id(name.removesuffix("_id"))
+    if name == "sql":
+        return r.sql()
+    return r.quoted()
+
+
+def _from_schema(args_model: type[BaseModel], r: _Request) -> dict[str, Any] | None:
+    """The required arguments of `args_model`, or None when the message lacks one."""
+    args: dict[str, Any] = {}
+    for name, info in args_model.model_fields.items():
+        if info.is_required():
+            value = _schema_value(name, r)
+            if value is None:
+                return None
+            args[name] = value
+    return args
+
+
+BUILDERS: Final[Mapping[ArgsRecipe, ArgsBuilder]] = {
+    ArgsRecipe.DASHBOARD_SEARCH: _dashboard_search,
+    ArgsRecipe.OPTIONAL_DASHBOARD: lambda r: {
         k: v for k, v in {"dashboard_id": r.object_id("dashboard")}.items() if v
     },
-    "deploy_dashboard": _deploy,
-    "run_llm_validation": _one_dashboard,
-    "run_llm_documentation": _one_dashboard,
-    "execute_migration": _migration,
-    "get_migration_plan": lambda r: (
-        {"migration_id": m} if (m := r.object_id("migration")) else None
+    ArgsRecipe.BRANCH: _branch,
+    ArgsRecipe.COMMIT: lambda r: _one_dashboard(r, message=r.quoted() or "Изменения из агент-чата"),
+    ArgsRecipe.DATASET_SCOPE: _dataset_scope,
+    ArgsRecipe.SQL_QUERY: _sql,
+    ArgsRecipe.DATASET_TABLE: _dataset_table,
+    ArgsRecipe.TASK: _task,
+    ArgsRecipe.MAINTENANCE_WINDOW: _minutes,
+    ArgsRecipe.MAINTENANCE_EVENT: lambda r: (
+        {"event_id": n} if (n := next(iter(r.numbers), None)) else None
     ),
-    "list_migrations": lambda r: {},
-    "create_branch": _branch,
-    "commit_changes": lambda r: _one_dashboard(r, message=r.quoted() or "Изменения из агент-чата"),
-    "superset_explore_database": _dataset_scope,
-    "superset_audit_permissions": _dataset_scope,
-    "superset_format_sql": lambda r: {"sql": s} if (s := r.sql()) else None,
-    "superset_execute_sql": _sql,
-    "superset_create_dataset": _dataset_table,
-    "get_task_status": _task,
-    "list_environments": lambda r: {},
-    "run_backup": lambda r: {},
-    "list_maintenance_events": lambda r: {},
-    "start_maintenance": _minutes,
-    "end_maintenance": lambda r: {"event_id": n} if (n := next(iter(r.numbers), None)) else None,
 }
+"""The builders for arguments no schema rule can guess, by the recipe a declaration names."""
+
+
+def build_arguments(
+    tool: str, r: _Request, catalog: ToolCatalog = CATALOG
+) -> dict[str, Any] | None:
+    """The arguments the offline model sends to `tool`, or None (the message lacks them, or the
+    tool declares no offline choice)."""
+    spec = catalog.get(tool)
+    if spec is None or spec.offline is None:
+        return None
+    if spec.offline.args is ArgsRecipe.FROM_SCHEMA:
+        return _from_schema(spec.args_model, r)
+    return BUILDERS[spec.offline.args](r)
 
 
 def _say(russian: bool, ru: str, en: str) -> str:
@@ -485,7 +410,7 @@ class OfflineChatModel(BaseChatModel):
         if from_summary is not None:
             return AIMessage(content=from_summary)
         tool = choose_tool(request.text, self.bound_tools)
-        args = ARGUMENTS[tool](request) if tool in ARGUMENTS else None
+        args = None if tool is None else build_arguments(tool, request)
         if tool is None or args is None:
             return AIMessage(content=self._no_tool_answer(tool, request))
         call_id = (
@@ -504,8 +429,7 @@ class OfflineChatModel(BaseChatModel):
         tool = str(summary.get("tool"))
         if choose_tool(request.text, (*self.bound_tools, tool)) != tool:
             return None
-        build = ARGUMENTS.get(tool)
-        if build is None or build(request) != summary.get("args"):
+        if build_arguments(tool, request) != summary.get("args"):
             return None
         try:
             data = json.loads(str(summary.get("result")))

@@ -1,18 +1,18 @@
 """Context prefetch: the page's object, fetched from the upstream while the turn starts.
 
 When the UI context names an object, its summary is read with the same read tool the model would
-call (as the user, through the policy), summarised to a small budget, and put into the system
-prompt as a delimited data block. The model can then answer "what is the status of this
-dashboard" without a tool round trip (the router suppresses search_dashboards for it). A prefetch
-that fails, is not allowed, or is slower than its budget yields None: the turn goes the normal
-tool path, delayed at most by the budget (handed to the upstream client as this call's deadline).
+call (the catalog's tool that `describes` that object type), as the user, through the policy,
+summarised to a small budget, and put into the system prompt as a delimited data block. The model
+can then answer "what is the status of this dashboard" without a tool round trip (the router
+suppresses search_dashboards for it). A prefetch that fails, is not allowed, or is slower than its
+budget yields None: the turn goes the normal tool path, delayed at most by the budget (handed to
+the upstream client as this call's deadline).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -22,19 +22,12 @@ from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_output_summary import summarise_tool_output
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_runs import ToolCallFailed, UpstreamCredentials
-from sstools_agent.domain.ui_context import ObjectType, UIContext
+from sstools_agent.domain.ui_context import UIContext
 from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 
 logger = logging.getLogger(__name__)
 
 PREFETCH_BUDGET_CHARS: Final = 2_000
-
-READERS: Final[Mapping[ObjectType, tuple[str, Callable[[int], dict[str, Any]]]]] = {
-    ObjectType.DASHBOARD: ("search_dashboards", lambda object_id: {"dashboard_ids": [object_id]}),
-    ObjectType.DATASET: ("superset_explore_database", lambda object_id: {"dataset_id": object_id}),
-    ObjectType.MIGRATION: ("get_migration_plan", lambda object_id: {"migration_id": object_id}),
-}
-"""The read tool that describes each kind of page object, and its arguments."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +54,11 @@ async def prefetch_object(
     """The page object's summary, or None (no object, not allowed, failed or too slow)."""
     if ui_context is None or ui_context.object_type is None or ui_context.object_id is None:
         return None
-    reader = READERS.get(ui_context.object_type)
-    if reader is None:
+    # The read tool that describes this kind of object is the one whose declaration says so.
+    reader = policy.catalog.reader_for(ui_context.object_type)
+    if reader is None or reader.describes is None:
         return None
-    tool, arguments = reader
-    args = arguments(int(ui_context.object_id))
+    tool, args = reader.name, reader.describes.arguments(int(ui_context.object_id))
     started = time.perf_counter()
     try:
         decision = policy.evaluate(role, tool, args, ui_context)

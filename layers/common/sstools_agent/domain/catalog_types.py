@@ -1,4 +1,12 @@
-"""The shape of a tool declaration; the declarations themselves live in `tool_catalog`."""
+"""The shape of a tool declaration; the declarations live in `domain/tools/` (one module per area),
+assembled into `tool_catalog.CATALOG`.
+
+A declaration carries every fact about its tool that some part of the backend needs: the schema and
+the upstream call, the role and the page affinity, and also how the router recognises a request for
+it, which page object it can describe for the prefetch, for which intents it is offered unasked,
+and how the offline model picks it and fills its arguments. No other module keeps a table keyed by
+tool names.
+"""
 
 from __future__ import annotations
 
@@ -89,6 +97,80 @@ Impact = CountedImpact | DescribedImpact
 
 
 @dataclass(frozen=True, slots=True)
+class Routing:
+    """How the router recognises a request for a tool: keyword stems (matched at word starts, or
+    as phrases) and example requests (embedded once, for the fallback below three keyword hits)."""
+
+    keywords: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+
+
+class IntentTag(StrEnum):
+    """The router's intents for which a tool is offered although the query did not name it."""
+
+    CAPABILITIES = "capabilities"
+    """The tool that says what the agent can do: offered with every routed answer; its keywords
+    are what marks the capabilities intent."""
+    DEFAULT = "default"
+    """Offered when nothing in the query matched (the default set)."""
+    MAINTENANCE = "maintenance"
+    """Offered whenever the query is about maintenance."""
+    DASHBOARD_QUERY = "dashboard_query"
+    """Offered for a question about a dashboard, unless the page's summary was prefetched and
+    already answers it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageReader:
+    """The page object a read tool describes, for the prefetch: the argument the object's id goes
+    in (as a one-element list when `many`)."""
+
+    object_type: ObjectType
+    argument: str
+    many: bool = False
+
+    def arguments(self, object_id: int) -> dict[str, Any]:
+        """The call's arguments for the page's object."""
+        return {self.argument: [object_id] if self.many else object_id}
+
+
+class ArgsRecipe(StrEnum):
+    """How the offline model fills a tool's arguments from the user's message and the page.
+
+    FROM_SCHEMA reads the argument model's required fields (`*_id` from a number in the message or
+    the page's object of that type, `*_ids` likewise as a list, `source_env_id` / `target_env_id`
+    from the page and the message, `sql` from the message, other text from a quoted phrase);
+    optional fields are left out. The others name a builder of `agent/offline_model.py`, for
+    arguments no schema rule can guess (a default commit message, a fixed database).
+    """
+
+    FROM_SCHEMA = "from_schema"
+    DASHBOARD_SEARCH = "dashboard_search"
+    OPTIONAL_DASHBOARD = "optional_dashboard"
+    BRANCH = "branch"
+    COMMIT = "commit"
+    DATASET_SCOPE = "dataset_scope"
+    SQL_QUERY = "sql_query"
+    DATASET_TABLE = "dataset_table"
+    TASK = "task"
+    MAINTENANCE_WINDOW = "maintenance_window"
+    MAINTENANCE_EVENT = "maintenance_event"
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineChoice:
+    """How the offline (rule-based) model picks this tool: strong words name the action (3 points),
+    weak ones its object (1 point), stems matched as substrings of the lower-cased message; the
+    best score wins and a tie goes to the lower `precedence` (specific actions before generic
+    reads). `args` says how it fills the arguments."""
+
+    strong: tuple[str, ...]
+    weak: tuple[str, ...] = ()
+    args: ArgsRecipe = ArgsRecipe.FROM_SCHEMA
+    precedence: int = 100
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
     """Everything the backend knows about one agent tool, declared once in the catalog."""
 
@@ -114,8 +196,23 @@ class ToolSpec:
     impact: Impact | None = None
     read_roles: RoleRequirement = field(default=READ_ACCESS)
     """What a SQL tool requires when its statement turns out to be a read."""
+    routing: Routing = field(default=Routing())
+    describes: PageReader | None = None
+    """The page object this read tool describes, read by the prefetch when the page shows one."""
+    intents: frozenset[IntentTag] = frozenset()
+    offline: OfflineChoice | None = None
+    """How the offline model chooses this tool; None means it never calls it."""
 
     def __post_init__(self) -> None:
+        self._check_environment_and_sql()
+        self._check_path()
+        if self.describes is not None:
+            if self.operation is not Operation.READ:
+                raise ValueError(f"{self.name}: only a read may describe the page's object")
+            if self.describes.argument not in self.args_model.model_fields:
+                raise ValueError(f"{self.name}: no argument {self.describes.argument!r}")
+
+    def _check_environment_and_sql(self) -> None:
         fields = set(self.args_model.model_fields)
         if self.operation is Operation.WRITE and self.may_retry and self.sql_argument is None:
             raise ValueError(f"{self.name}: a write tool must not retry")
@@ -127,6 +224,9 @@ class ToolSpec:
             raise ValueError(f"{self.name}: no argument {self.environment_argument!r}")
         if self.sql_argument is not None and self.sql_argument not in fields:
             raise ValueError(f"{self.name}: no argument {self.sql_argument!r}")
+
+    def _check_path(self) -> None:
+        fields = set(self.args_model.model_fields)
         if (self.method is None) != (self.path is None):
             raise ValueError(f"{self.name}: method and path go together")
         for placeholder in self.path_placeholders:

@@ -2,7 +2,9 @@
 
 Keywords first (Russian and English stems, matched at word starts); when they name fewer than three
 tools, an embedding fallback adds the semantically closest tools (cosine against a few example
-requests per tool, computed once). Then the seed's intent table:
+requests per tool, computed once). Then the seed's intent table; which tools an intent offers
+unasked is each declaration's intent tags (`ToolSpec.intents`), the keywords and examples are its
+`ToolSpec.routing`:
 
 | intent | tools |
 |---|---|
@@ -29,17 +31,11 @@ from typing import Any, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from sstools_agent.domain.catalog_types import IntentTag
+from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
+
 Vectors = npt.NDArray[np.float32]
 
-CAPABILITIES: Final = "show_capabilities"
-SEARCH: Final = "search_dashboards"
-DEFAULT_SET: Final = (
-    "search_dashboards",
-    "get_health_summary",
-    "list_environments",
-    "get_task_status",
-)
-MAINTENANCE_SET: Final = ("list_maintenance_events", "start_maintenance", "end_maintenance")
 FALLBACK_BELOW: Final = 3
 """The embedding fallback runs when keywords name fewer tools than this (the seed's rule)."""
 EMBEDDING_TOP_K: Final = 3
@@ -61,376 +57,15 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ToolRoute:
-    """How a tool is recognised: keyword stems (matched at word starts, or as phrases), and
-    example requests for the embedding fallback."""
-
-    keywords: tuple[str, ...]
-    examples: tuple[str, ...]
-
-
-_HELP: Final = (
-    "что ты умеешь",
-    "что умеешь",
-    "помощ",
-    "помоги",
-    "help",
-    "capabilit",
-    "возможност",
-    "what can you",
-    "what do you do",
-    "команды",
-    "commands",
-)
-_MAINTENANCE: Final = ("обслуживан", "maintenance", "техработ", "технические работы")
-_DASHBOARD: Final = ("дашборд", "dashboard", "панел", "этот отчет", "this report")
-
-ROUTES: Final[Mapping[str, ToolRoute]] = {
-    "show_capabilities": ToolRoute(_HELP, ("что ты умеешь делать?", "what can you help me with?")),
-    "search_dashboards": ToolRoute(
-        (
-            "найди",
-            "найти",
-            "поиск",
-            "ищи",
-            "search",
-            "find",
-            "список дашборд",
-            "какие дашборд",
-            "list dashboards",
-            "статус",
-            "status",
-            "владел",
-            "owner",
-            "информац",
-            "сведен",
-            "last modified",
-            "обновлял",
-            "who changed",
-        ),
-        (
-            "найди дашборды про продажи",
-            "find dashboards about revenue",
-            "кто владелец этого дашборда и когда он обновлялся",
-            "show the status of this dashboard",
-        ),
-    ),
-    "get_health_summary": ToolRoute(
-        (
-            "здоров",
-            "health",
-            "ошибк",
-            "error",
-            "падает",
-            "падают",
-            "failing",
-            "fail",
-            "медлен",
-            "slow",
-            "сломал",
-            "broken",
-            "не грузит",
-            "not loading",
-            "тормоз",
-        ),
-        (
-            "какие графики падают с ошибками",
-            "which charts are failing or slow",
-            "почему дашборд медленно грузится",
-            "health of dashboards in this environment",
-        ),
-    ),
-    "deploy_dashboard": ToolRoute(
-        (
-            "деплой",
-            "задеплой",
-            "разверн",
-            "выкат",
-            "deploy",
-            "publish",
-            "опубликуй",
-            "перенеси в прод",
-            "promote",
-        ),
-        (
-            "задеплой этот дашборд в staging",
-            "deploy this dashboard to prod",
-            "выкати отчёт на прод",
-            "promote the dashboard from dev to staging",
-        ),
-    ),
-    "run_llm_validation": ToolRoute(
-        (
-            "валидац",
-            "провалид",
-            "провер",
-            "validat",
-            "review",
-            "ревью",
-            "аудит дашборд",
-            "check the dashboard",
-            "lint",
-        ),
-        (
-            "проверь этот дашборд на ошибки в логике",
-            "run an llm review of this dashboard",
-            "провалидируй дашборд",
-            "validate the dashboard before release",
-        ),
-    ),
-    "run_llm_documentation": ToolRoute(
-        ("документ", "document", "описани", "опиши", "describe", "description"),
-        (
-            "сгенерируй документацию для дашборда",
-            "write documentation for this dashboard",
-            "добавь описание к дашборду",
-            "describe what this dashboard shows",
-        ),
-    ),
-    "execute_migration": ToolRoute(
-        (
-            "выполни миграц",
-            "запусти миграц",
-            "примени миграц",
-            "run migration",
-            "run the migration",
-            "execute migration",
-            "execute the migration",
-            "apply migration",
-            "apply the migration",
-            "start the migration",
-        ),
-        (
-            "запусти миграцию в прод",
-            "execute the migration now",
-            "примени эту миграцию",
-            "run the planned migration",
-        ),
-    ),
-    "get_migration_plan": ToolRoute(
-        (
-            "план миграц",
-            "migration plan",
-            "plan of the migration",
-            "что изменит",
-            "what will change",
-            "what would change",
-            "конфликт",
-            "conflict",
-            "маппинг",
-            "mapping",
-        ),
-        (
-            "покажи план миграции",
-            "what will this migration change",
-            "какие конфликты у миграции",
-            "show the object mappings of the migration",
-        ),
-    ),
-    "list_migrations": ToolRoute(
-        ("миграци", "migration"),
-        (
-            "какие миграции сейчас идут",
-            "list all migrations",
-            "покажи упавшие миграции",
-            "which migrations failed",
-        ),
-    ),
-    "create_branch": ToolRoute(
-        ("ветк", "бранч", "branch"),
-        (
-            "создай ветку для дашборда",
-            "create a git branch for this dashboard",
-            "заведи новую ветку feature",
-            "make a branch",
-        ),
-    ),
-    "commit_changes": ToolRoute(
-        ("коммит", "закоммит", "commit", "сохрани изменения в git", "save changes to git"),
-        (
-            "закоммить изменения дашборда",
-            "commit the pending changes with a message",
-            "сохрани изменения в гит",
-            "commit my changes",
-        ),
-    ),
-    "superset_explore_database": ToolRoute(
-        (
-            "датасет",
-            "dataset",
-            "колонк",
-            "column",
-            "схем",
-            "schema",
-            "таблиц",
-            "table",
-            "зависим",
-            "depend",
-            "база данных",
-            "базы данных",
-            "database",
-            "поля",
-            "fields",
-        ),
-        (
-            "какие колонки в этом датасете",
-            "show the schema of this dataset",
-            "от чего зависит этот датасет",
-            "which tables does the dataset use",
-        ),
-    ),
-    "superset_format_sql": ToolRoute(
-        ("отформатир", "форматир", "format", "beautif", "pretty", "читаем"),
-        (
-            "отформатируй этот sql",
-            "format this query nicely",
-            "сделай запрос читаемым",
-            "pretty print the sql",
-        ),
-    ),
-    "superset_audit_permissions": ToolRoute(
-        (
-            "прав",
-            "доступ",
-            "permission",
-            "access",
-            "кто видит",
-            "who can see",
-            "роль",
-            "role",
-            "видимост",
-        ),
-        (
-            "у кого есть доступ к датасету",
-            "who can see this dataset",
-            "какие права у роли аналитик",
-            "audit the permissions of this dataset",
-        ),
-    ),
-    "superset_execute_sql": ToolRoute(
-        (
-            "select",
-            "sql",
-            "запрос",
-            "query",
-            "посчитай",
-            "count",
-            "сколько строк",
-            "how many rows",
-            "выполни запрос",
-        ),
-        (
-            "выполни запрос select count(*) from sales",
-            "run this sql query",
-            "сколько строк в таблице заказов",
-            "how many rows are in the orders table",
-        ),
-    ),
-    "superset_create_dataset": ToolRoute(
-        (
-            "создай датасет",
-            "создать датасет",
-            "новый датасет",
-            "create dataset",
-            "create a dataset",
-            "new dataset",
-            "заведи датасет",
-        ),
-        (
-            "создай датасет из таблицы orders",
-            "create a dataset from the sales table",
-            "сделай новый датасет",
-            "add a dataset for this table",
-        ),
-    ),
-    "get_task_status": ToolRoute(
-        ("задач", "task", "job", "прогресс", "progress", "готово ли", "is it done", "выполнилось"),
-        (
-            "какой статус задачи 42",
-            "what is the status of task 42",
-            "закончился ли деплой",
-            "is the background job finished",
-        ),
-    ),
-    "list_environments": ToolRoute(
-        ("окружен", "environment", "сред", "стенд", "envs", "инстанс"),
-        (
-            "какие есть окружения",
-            "list the environments",
-            "на каких стендах работает ss-tools",
-            "which superset environments exist",
-        ),
-    ),
-    "run_backup": ToolRoute(
-        ("бэкап", "бекап", "резервн", "backup", "back up", "снапшот", "snapshot"),
-        (
-            "сделай бэкап окружения",
-            "back up the superset metadata",
-            "создай резервную копию",
-            "take a snapshot before the release",
-        ),
-    ),
-    "list_maintenance_events": ToolRoute(
-        (
-            "окна обслуж",
-            "список обслуж",
-            "история обслуж",
-            "когда обслуж",
-            "когда было обслуж",
-            "запланированн",
-            "maintenance windows",
-            "maintenance events",
-            "planned maintenance",
-            "maintenance history",
-            "when is maintenance",
-        ),
-        (
-            "когда следующее обслуживание",
-            "list the maintenance windows",
-            "какие были техработы",
-            "show planned maintenance",
-        ),
-    ),
-    "start_maintenance": ToolRoute(
-        (
-            "начни обслуж",
-            "включи обслуж",
-            "режим обслуж",
-            "переведи в обслуж",
-            "start maintenance",
-            "enable maintenance",
-            "begin maintenance",
-            "put into maintenance",
-            "maintenance mode",
-        ),
-        (
-            "включи режим обслуживания на час",
-            "put staging into maintenance mode",
-            "начни техработы",
-            "start maintenance for 30 minutes",
-        ),
-    ),
-    "end_maintenance": ToolRoute(
-        (
-            "заверши обслуж",
-            "выключи обслуж",
-            "закончи обслуж",
-            "останови обслуж",
-            "end maintenance",
-            "stop maintenance",
-            "finish maintenance",
-            "disable maintenance",
-            "exit maintenance",
-        ),
-        (
-            "заверши обслуживание",
-            "end the maintenance window",
-            "выключи режим обслуживания",
-            "stop maintenance now",
-        ),
-    ),
+INTENT_WORDS: Final[Mapping[Intent, tuple[str, ...]]] = {
+    Intent.MAINTENANCE: ("обслуживан", "maintenance", "техработ", "технические работы"),
+    Intent.DASHBOARD_QUERY: ("дашборд", "dashboard", "панел", "этот отчет", "this report"),
 }
+"""Words that mark an intent (the capabilities intent: the capabilities tool's own keywords)."""
+
+DEFAULT_SET: Final = CATALOG.tagged(IntentTag.DEFAULT)
+MAINTENANCE_SET: Final = CATALOG.tagged(IntentTag.MAINTENANCE)
+
 
 _WORD: Final = re.compile(r"[\w*()]+", re.UNICODE)
 _OTHER_OBJECT: Final = re.compile(r"\d|[«\"“]")
@@ -488,11 +123,25 @@ class RoutingDecision:
 
 
 class ToolRouter:
-    """`get_tools_for_query`: keyword routing with an embedding fallback, within allowed tools."""
+    """`get_tools_for_query`: keyword routing with an embedding fallback, within allowed tools.
 
-    def __init__(self, embedder: Embedder | None, routes: Mapping[str, ToolRoute] = ROUTES) -> None:
+    Everything it knows about tools comes from the catalog's declarations: each tool's keywords
+    and examples, and which tools each intent offers unasked (the intent tags)."""
+
+    def __init__(self, embedder: Embedder | None, catalog: ToolCatalog = CATALOG) -> None:
         self._embedder = embedder
-        self._routes = dict(routes)
+        self._routes = {spec.name: spec.routing for spec in catalog}
+        self._capabilities = catalog.tagged(IntentTag.CAPABILITIES)
+        self._dashboard_query = catalog.tagged(IntentTag.DASHBOARD_QUERY)
+        self._unasked: Mapping[Intent, tuple[str, ...]] = {
+            Intent.MAINTENANCE: catalog.tagged(IntentTag.MAINTENANCE),
+            Intent.DASHBOARD_QUERY: self._dashboard_query,
+            Intent.UNKNOWN: catalog.tagged(IntentTag.DEFAULT),
+        }
+        """The tools each intent offers although the query did not name them."""
+        self._help_words = tuple(
+            keyword for tool in self._capabilities for keyword in self._routes[tool].keywords
+        )
         self._example_tools: tuple[str, ...] = ()
         self._example_vectors: Vectors | None = None
 
@@ -559,16 +208,11 @@ class ToolRouter:
             ranked += close[:EMBEDDING_TOP_K]
         intent = self._intent(text, words, ranked, page_object)
         wanted = list(ranked)
-        if intent is Intent.MAINTENANCE:
-            wanted += MAINTENANCE_SET
-        elif intent is Intent.DASHBOARD_QUERY:
-            wanted.append(SEARCH)
-        elif intent is Intent.UNKNOWN:
-            wanted += DEFAULT_SET
+        wanted += self._unasked.get(intent, ())
         about_the_page = not _OTHER_OBJECT.search(query)
         if intent is Intent.DASHBOARD_QUERY and prefetch_available and about_the_page:
-            wanted = [tool for tool in wanted if tool != SEARCH]
-        wanted.append(CAPABILITIES)
+            wanted = [tool for tool in wanted if tool not in self._dashboard_query]
+        wanted += self._capabilities
         permitted = set(allowed)
         offered = tuple(dict.fromkeys(tool for tool in wanted if tool in permitted))
         return RoutingDecision(
@@ -584,15 +228,15 @@ class ToolRouter:
             elapsed_ms=(time.perf_counter() - started) * 1000,
         )
 
-    @staticmethod
     def _intent(
-        text: str, words: Sequence[str], ranked: Sequence[str], page_object: str | None
+        self, text: str, words: Sequence[str], ranked: Sequence[str], page_object: str | None
     ) -> Intent:
-        if _any(_HELP, text, words):
+        if _any(self._help_words, text, words):
             return Intent.CAPABILITIES
-        if _any(_MAINTENANCE, text, words):
+        if _any(INTENT_WORDS[Intent.MAINTENANCE], text, words):
             return Intent.MAINTENANCE
-        about_dashboard = _any(_DASHBOARD, text, words) or page_object == "dashboard"
-        if about_dashboard and (not ranked or SEARCH in ranked[:1]):
+        dashboard_words = INTENT_WORDS[Intent.DASHBOARD_QUERY]
+        about_dashboard = _any(dashboard_words, text, words) or page_object == "dashboard"
+        if about_dashboard and (not ranked or ranked[0] in self._dashboard_query):
             return Intent.DASHBOARD_QUERY
         return Intent.SPECIFIC if ranked else Intent.UNKNOWN

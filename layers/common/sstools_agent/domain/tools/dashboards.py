@@ -1,0 +1,369 @@
+"""Dashboard tools: search, health, deployment, LLM review and documentation, git."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import Field
+
+from sstools_agent.domain.catalog_types import (
+    DASHBOARD_NOUN,
+    ArgsRecipe,
+    CountedImpact,
+    DescribedImpact,
+    EnvironmentSource,
+    IntentTag,
+    OfflineChoice,
+    Operation,
+    PageReader,
+    Routing,
+    ToolSpec,
+)
+from sstools_agent.domain.roles import READ_ACCESS, WRITE_ACCESS
+from sstools_agent.domain.tools.arguments import (
+    DASHBOARD,
+    DATASET,
+    MIGRATION,
+    DashboardIds,
+    EnvId,
+    ObjectId,
+    ToolArgs,
+)
+from sstools_agent.domain.ui_context import ObjectType
+
+
+class SearchDashboardsArgs(ToolArgs):
+    query: str | None = Field(default=None, max_length=200, description="Words to search titles")
+    dashboard_ids: list[ObjectId] | None = Field(
+        default=None, max_length=100, description="Return exactly these dashboards"
+    )
+    limit: int = Field(default=20, ge=1, le=200)
+
+
+class HealthSummaryArgs(ToolArgs):
+    dashboard_id: ObjectId | None = Field(default=None, description="One dashboard, or all")
+
+
+class DeployDashboardArgs(ToolArgs):
+    dashboard_ids: DashboardIds
+    source_env_id: EnvId = Field(description="Environment the dashboards come from")
+    target_env_id: EnvId = Field(description="Environment to deploy to")
+
+
+class DashboardArgs(ToolArgs):
+    dashboard_id: ObjectId
+
+
+class CreateBranchArgs(ToolArgs):
+    dashboard_id: ObjectId
+    branch_name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._/-]+$")
+
+
+class CommitChangesArgs(ToolArgs):
+    dashboard_id: ObjectId
+    message: str = Field(min_length=1, max_length=500)
+
+
+TOOLS: Final[tuple[ToolSpec, ...]] = (
+    ToolSpec(
+        name="search_dashboards",
+        description=(
+            "Find dashboards in the current environment by title words or ids; returns git "
+            "status, last change, validation result and owners."
+        ),
+        args_model=SearchDashboardsArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="GET",
+        path="/api/environments/{env_id}/dashboards",
+        affinity=DASHBOARD | DATASET | MIGRATION,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "найди",
+                "найти",
+                "поиск",
+                "ищи",
+                "search",
+                "find",
+                "список дашборд",
+                "какие дашборд",
+                "list dashboards",
+                "статус",
+                "status",
+                "владел",
+                "owner",
+                "информац",
+                "сведен",
+                "last modified",
+                "обновлял",
+                "who changed",
+            ),
+            examples=(
+                "найди дашборды про продажи",
+                "find dashboards about revenue",
+                "кто владелец этого дашборда и когда он обновлялся",
+                "show the status of this dashboard",
+            ),
+        ),
+        describes=PageReader(ObjectType.DASHBOARD, "dashboard_ids", many=True),
+        intents=frozenset({IntentTag.DEFAULT, IntentTag.DASHBOARD_QUERY}),
+        offline=OfflineChoice(
+            strong=(
+                "найди",
+                "поиск",
+                "search",
+                "find",
+                "статус",
+                "status",
+                "расскажи",
+                "tell me",
+                "покажи",
+                "show",
+            ),
+            weak=(
+                "дашборд",
+                "dashboard",
+            ),
+            args=ArgsRecipe.DASHBOARD_SEARCH,
+            precedence=210,
+        ),
+    ),
+    ToolSpec(
+        name="get_health_summary",
+        description="Health of dashboards in the current environment: failing charts, slow SQL.",
+        args_model=HealthSummaryArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="GET",
+        path="/api/environments/{env_id}/health",
+        affinity=DASHBOARD,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "здоров",
+                "health",
+                "ошибк",
+                "error",
+                "падает",
+                "падают",
+                "failing",
+                "fail",
+                "медлен",
+                "slow",
+                "сломал",
+                "broken",
+                "не грузит",
+                "not loading",
+                "тормоз",
+            ),
+            examples=(
+                "какие графики падают с ошибками",
+                "which charts are failing or slow",
+                "почему дашборд медленно грузится",
+                "health of dashboards in this environment",
+            ),
+        ),
+        intents=frozenset({IntentTag.DEFAULT}),
+        offline=OfflineChoice(
+            strong=(
+                "здоров",
+                "health",
+                "ошибк",
+                "падает",
+                "failing",
+                "медлен",
+            ),
+            args=ArgsRecipe.OPTIONAL_DASHBOARD,
+            precedence=90,
+        ),
+    ),
+    ToolSpec(
+        name="deploy_dashboard",
+        description="Deploy dashboards from a source environment to a target environment.",
+        args_model=DeployDashboardArgs,
+        operation=Operation.WRITE,
+        required_roles=WRITE_ACCESS,
+        environment_source=EnvironmentSource.ARGUMENT,
+        environment_argument="target_env_id",
+        method="POST",
+        path="/api/dashboards/deploy",
+        affinity=DASHBOARD,
+        impact=CountedImpact("dashboard_ids", DASHBOARD_NOUN),
+        routing=Routing(
+            keywords=(
+                "деплой",
+                "задеплой",
+                "разверн",
+                "выкат",
+                "deploy",
+                "publish",
+                "опубликуй",
+                "перенеси в прод",
+                "promote",
+            ),
+            examples=(
+                "задеплой этот дашборд в staging",
+                "deploy this dashboard to prod",
+                "выкати отчёт на прод",
+                "promote the dashboard from dev to staging",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "деплой",
+                "разверн",
+                "выкат",
+                "deploy",
+            ),
+            precedence=10,
+        ),
+    ),
+    ToolSpec(
+        name="run_llm_validation",
+        description="Start an LLM review of a dashboard; returns a task id and the findings.",
+        args_model=DashboardArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/dashboards/{dashboard_id}/validation",
+        affinity=DASHBOARD,
+        # It changes nothing in Superset, but each POST starts a paid task: no blind retry.
+        may_retry=False,
+        routing=Routing(
+            keywords=(
+                "валидац",
+                "провалид",
+                "провер",
+                "validat",
+                "review",
+                "ревью",
+                "аудит дашборд",
+                "check the dashboard",
+                "lint",
+            ),
+            examples=(
+                "проверь этот дашборд на ошибки в логике",
+                "run an llm review of this dashboard",
+                "провалидируй дашборд",
+                "validate the dashboard before release",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "валидац",
+                "провер",
+                "validat",
+                "review the dash",
+            ),
+            precedence=80,
+        ),
+    ),
+    ToolSpec(
+        name="run_llm_documentation",
+        description="Generate documentation for a dashboard and store it as its description.",
+        args_model=DashboardArgs,
+        operation=Operation.WRITE,
+        required_roles=WRITE_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/dashboards/{dashboard_id}/documentation",
+        affinity=DASHBOARD,
+        impact=CountedImpact("dashboard_id", DASHBOARD_NOUN),
+        routing=Routing(
+            keywords=(
+                "документ",
+                "document",
+                "описани",
+                "опиши",
+                "describe",
+                "description",
+            ),
+            examples=(
+                "сгенерируй документацию для дашборда",
+                "write documentation for this dashboard",
+                "добавь описание к дашборду",
+                "describe what this dashboard shows",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "документ",
+                "document",
+            ),
+            precedence=70,
+        ),
+    ),
+    ToolSpec(
+        name="create_branch",
+        description="Create a git branch for a dashboard in the current environment.",
+        args_model=CreateBranchArgs,
+        operation=Operation.WRITE,
+        required_roles=WRITE_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/dashboards/{dashboard_id}/git/branches",
+        affinity=DASHBOARD,
+        impact=DescribedImpact("будет создана ветка {branch_name} дашборда {dashboard_id}"),
+        routing=Routing(
+            keywords=(
+                "ветк",
+                "бранч",
+                "branch",
+            ),
+            examples=(
+                "создай ветку для дашборда",
+                "create a git branch for this dashboard",
+                "заведи новую ветку feature",
+                "make a branch",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "ветк",
+                "branch",
+            ),
+            args=ArgsRecipe.BRANCH,
+            precedence=50,
+        ),
+    ),
+    ToolSpec(
+        name="commit_changes",
+        description="Commit a dashboard's pending changes to git with a message.",
+        args_model=CommitChangesArgs,
+        operation=Operation.WRITE,
+        required_roles=WRITE_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/dashboards/{dashboard_id}/git/commits",
+        affinity=DASHBOARD,
+        impact=CountedImpact("dashboard_id", DASHBOARD_NOUN),
+        routing=Routing(
+            keywords=(
+                "коммит",
+                "закоммит",
+                "commit",
+                "сохрани изменения в git",
+                "save changes to git",
+            ),
+            examples=(
+                "закоммить изменения дашборда",
+                "commit the pending changes with a message",
+                "сохрани изменения в гит",
+                "commit my changes",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "коммит",
+                "закоммит",
+                "commit",
+            ),
+            args=ArgsRecipe.COMMIT,
+            precedence=60,
+        ),
+    ),
+)

@@ -1,0 +1,278 @@
+"""Dataset and SQL tools: explore, format, permissions, execute, create."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import Field
+
+from sstools_agent.domain.catalog_types import (
+    ArgsRecipe,
+    DescribedImpact,
+    EnvironmentSource,
+    OfflineChoice,
+    Operation,
+    PageReader,
+    Routing,
+    ToolSpec,
+)
+from sstools_agent.domain.roles import READ_ACCESS, WRITE_ACCESS
+from sstools_agent.domain.tools.arguments import (
+    DATASET,
+    ObjectId,
+    ToolArgs,
+)
+from sstools_agent.domain.ui_context import ObjectType
+
+
+class ExploreDatabaseArgs(ToolArgs):
+    dataset_id: ObjectId | None = Field(default=None, description="One dataset, in detail")
+    database_id: ObjectId | None = None
+    schema_name: str | None = Field(default=None, max_length=128)
+
+
+class FormatSqlArgs(ToolArgs):
+    sql: str = Field(min_length=1, max_length=100_000)
+
+
+class AuditPermissionsArgs(ToolArgs):
+    dataset_id: ObjectId | None = None
+    role_name: str | None = Field(default=None, max_length=128)
+
+
+class ExecuteSqlArgs(ToolArgs):
+    database_id: ObjectId
+    sql: str = Field(min_length=1, max_length=100_000)
+    limit: int = Field(default=1000, ge=1, le=10_000)
+
+
+class CreateDatasetArgs(ToolArgs):
+    database_id: ObjectId
+    schema_name: str = Field(min_length=1, max_length=128)
+    table_name: str = Field(min_length=1, max_length=128)
+
+
+TOOLS: Final[tuple[ToolSpec, ...]] = (
+    ToolSpec(
+        name="superset_explore_database",
+        description=(
+            "Explore databases, schemas and datasets; for one dataset: columns and their "
+            "mappings, dependent dashboards, review status."
+        ),
+        args_model=ExploreDatabaseArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="GET",
+        path="/api/environments/{env_id}/database-explorer",
+        affinity=DATASET,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "датасет",
+                "dataset",
+                "колонк",
+                "column",
+                "схем",
+                "schema",
+                "таблиц",
+                "table",
+                "зависим",
+                "depend",
+                "база данных",
+                "базы данных",
+                "database",
+                "поля",
+                "fields",
+            ),
+            examples=(
+                "какие колонки в этом датасете",
+                "show the schema of this dataset",
+                "от чего зависит этот датасет",
+                "which tables does the dataset use",
+            ),
+        ),
+        describes=PageReader(ObjectType.DATASET, "dataset_id"),
+        offline=OfflineChoice(
+            strong=(
+                "датасет",
+                "dataset",
+                "маппинг",
+                "mapping",
+                "колонк",
+                "column",
+                "зависим",
+                "depend",
+                "схем",
+                "schema",
+            ),
+            weak=(
+                "проблем",
+                "problem",
+                "issue",
+            ),
+            args=ArgsRecipe.DATASET_SCOPE,
+            precedence=140,
+        ),
+    ),
+    ToolSpec(
+        name="superset_format_sql",
+        description="Format a SQL text for reading; executes nothing.",
+        args_model=FormatSqlArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.NONE,
+        method="POST",
+        path="/api/sql/format",
+        affinity=DATASET,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "отформатир",
+                "форматир",
+                "format",
+                "beautif",
+                "pretty",
+                "читаем",
+            ),
+            examples=(
+                "отформатируй этот sql",
+                "format this query nicely",
+                "сделай запрос читаемым",
+                "pretty print the sql",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "отформатир",
+                "format",
+            ),
+            precedence=100,
+        ),
+    ),
+    ToolSpec(
+        name="superset_audit_permissions",
+        description="Who can see a dataset (or what a role can see) in the current environment.",
+        args_model=AuditPermissionsArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="GET",
+        path="/api/environments/{env_id}/permissions/audit",
+        affinity=DATASET,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "прав",
+                "доступ",
+                "permission",
+                "access",
+                "кто видит",
+                "who can see",
+                "роль",
+                "role",
+                "видимост",
+            ),
+            examples=(
+                "у кого есть доступ к датасету",
+                "who can see this dataset",
+                "какие права у роли аналитик",
+                "audit the permissions of this dataset",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "прав доступ",
+                "доступ",
+                "permission",
+                "access",
+            ),
+            args=ArgsRecipe.DATASET_SCOPE,
+            precedence=130,
+        ),
+    ),
+    ToolSpec(
+        name="superset_execute_sql",
+        description="Run SQL on a database of the current environment (SELECTs for analysts).",
+        args_model=ExecuteSqlArgs,
+        operation=Operation.WRITE,
+        required_roles=WRITE_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/sql/execute",
+        affinity=DATASET,
+        sql_argument="sql",
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "select",
+                "sql",
+                "запрос",
+                "query",
+                "посчитай",
+                "count",
+                "сколько строк",
+                "how many rows",
+                "выполни запрос",
+            ),
+            examples=(
+                "выполни запрос select count(*) from sales",
+                "run this sql query",
+                "сколько строк в таблице заказов",
+                "how many rows are in the orders table",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "select ",
+                "update ",
+                "delete ",
+                "insert ",
+                "выполни sql",
+                "run sql",
+                "execute sql",
+                "запрос",
+            ),
+            args=ArgsRecipe.SQL_QUERY,
+            precedence=110,
+        ),
+    ),
+    ToolSpec(
+        name="superset_create_dataset",
+        description="Create a Superset dataset from a table in the current environment.",
+        args_model=CreateDatasetArgs,
+        operation=Operation.WRITE,
+        required_roles=WRITE_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/datasets",
+        affinity=DATASET,
+        impact=DescribedImpact("будет создан датасет {schema_name}.{table_name}"),
+        routing=Routing(
+            keywords=(
+                "создай датасет",
+                "создать датасет",
+                "новый датасет",
+                "create dataset",
+                "create a dataset",
+                "new dataset",
+                "заведи датасет",
+            ),
+            examples=(
+                "создай датасет из таблицы orders",
+                "create a dataset from the sales table",
+                "сделай новый датасет",
+                "add a dataset for this table",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "создай датасет",
+                "create dataset",
+                "новый датасет",
+            ),
+            args=ArgsRecipe.DATASET_TABLE,
+            precedence=120,
+        ),
+    ),
+)

@@ -1,0 +1,63 @@
+"""The agent about itself: what it can do for this user on this page."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sstools_agent.domain.catalog_types import (
+    EnvironmentSource,
+    IntentTag,
+    OfflineChoice,
+    Operation,
+    Routing,
+    ToolSpec,
+)
+from sstools_agent.domain.roles import READ_ACCESS
+from sstools_agent.domain.tools.arguments import (
+    EVERY_OBJECT,
+    NoArgs,
+)
+
+TOOLS: Final[tuple[ToolSpec, ...]] = (
+    ToolSpec(
+        name="show_capabilities",
+        description="List what the agent can do for this user on this page.",
+        args_model=NoArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.NONE,
+        affinity=EVERY_OBJECT,
+        routing=Routing(
+            keywords=(
+                "что ты умеешь",
+                "что умеешь",
+                "помощ",
+                "помоги",
+                "help",
+                "capabilit",
+                "возможност",
+                "what can you",
+                "what do you do",
+                "команды",
+                "commands",
+            ),
+            examples=(
+                "что ты умеешь делать?",
+                "what can you help me with?",
+            ),
+        ),
+        intents=frozenset({IntentTag.CAPABILITIES}),
+        offline=OfflineChoice(
+            strong=(
+                "что ты умеешь",
+                "что умеешь",
+                "помощь",
+                "help",
+                "capabilit",
+                "возможност",
+                "what can you",
+            ),
+            precedence=0,
+        ),
+    ),
+)

@@ -1,0 +1,158 @@
+"""Migration tools: list migrations, read a plan, execute one."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import Field
+
+from sstools_agent.domain.catalog_types import (
+    DescribedImpact,
+    EnvironmentSource,
+    OfflineChoice,
+    Operation,
+    PageReader,
+    Routing,
+    ToolSpec,
+)
+from sstools_agent.domain.roles import READ_ACCESS, WRITE_ACCESS
+from sstools_agent.domain.tools.arguments import (
+    DASHBOARD,
+    MIGRATION,
+    EnvId,
+    ObjectId,
+    ToolArgs,
+)
+from sstools_agent.domain.ui_context import ObjectType
+
+
+class MigrationArgs(ToolArgs):
+    migration_id: ObjectId
+
+
+class ExecuteMigrationArgs(ToolArgs):
+    migration_id: ObjectId
+    target_env_id: EnvId = Field(description="Environment the migration writes to")
+
+
+class ListMigrationsArgs(ToolArgs):
+    status: str | None = Field(default=None, pattern=r"^(planned|running|done|failed)$")
+    limit: int = Field(default=20, ge=1, le=200)
+
+
+TOOLS: Final[tuple[ToolSpec, ...]] = (
+    ToolSpec(
+        name="execute_migration",
+        description="Run a planned migration of Superset objects into the target environment.",
+        args_model=ExecuteMigrationArgs,
+        operation=Operation.WRITE,
+        required_roles=WRITE_ACCESS,
+        environment_source=EnvironmentSource.ARGUMENT,
+        environment_argument="target_env_id",
+        method="POST",
+        path="/api/migrations/{migration_id}/execute",
+        affinity=DASHBOARD | MIGRATION,
+        impact=DescribedImpact("миграция {migration_id} изменит объекты в окружении {env}"),
+        routing=Routing(
+            keywords=(
+                "выполни миграц",
+                "запусти миграц",
+                "примени миграц",
+                "run migration",
+                "run the migration",
+                "execute migration",
+                "execute the migration",
+                "apply migration",
+                "apply the migration",
+                "start the migration",
+            ),
+            examples=(
+                "запусти миграцию в прод",
+                "execute the migration now",
+                "примени эту миграцию",
+                "run the planned migration",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "выполни миграц",
+                "запусти миграц",
+                "run migration",
+                "execute migration",
+            ),
+            precedence=20,
+        ),
+    ),
+    ToolSpec(
+        name="list_migrations",
+        description="Migrations between environments: planned, running, done, failed.",
+        args_model=ListMigrationsArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.NONE,
+        method="GET",
+        path="/api/migrations",
+        affinity=MIGRATION,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "миграци",
+                "migration",
+            ),
+            examples=(
+                "какие миграции сейчас идут",
+                "list all migrations",
+                "покажи упавшие миграции",
+                "which migrations failed",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "миграци",
+                "migrations",
+            ),
+            precedence=40,
+        ),
+    ),
+    ToolSpec(
+        name="get_migration_plan",
+        description="What a migration would change: objects, mappings, conflicts.",
+        args_model=MigrationArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.NONE,
+        method="GET",
+        path="/api/migrations/{migration_id}/plan",
+        affinity=MIGRATION,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "план миграц",
+                "migration plan",
+                "plan of the migration",
+                "что изменит",
+                "what will change",
+                "what would change",
+                "конфликт",
+                "conflict",
+                "маппинг",
+                "mapping",
+            ),
+            examples=(
+                "покажи план миграции",
+                "what will this migration change",
+                "какие конфликты у миграции",
+                "show the object mappings of the migration",
+            ),
+        ),
+        describes=PageReader(ObjectType.MIGRATION, "migration_id"),
+        offline=OfflineChoice(
+            strong=(
+                "план миграц",
+                "migration plan",
+                "что изменит миграц",
+            ),
+            precedence=30,
+        ),
+    ),
+)

@@ -1,0 +1,282 @@
+"""Service operations: environments, background tasks, backups, maintenance windows."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import Field
+
+from sstools_agent.domain.catalog_types import (
+    ArgsRecipe,
+    DescribedImpact,
+    EnvironmentSource,
+    IntentTag,
+    OfflineChoice,
+    Operation,
+    Routing,
+    ToolSpec,
+)
+from sstools_agent.domain.roles import ADMIN_ONLY, READ_ACCESS
+from sstools_agent.domain.tools.arguments import (
+    DATASET,
+    MIGRATION,
+    NoArgs,
+    ObjectId,
+    ToolArgs,
+)
+
+
+class TaskStatusArgs(ToolArgs):
+    task_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+
+
+class RunBackupArgs(ToolArgs):
+    note: str | None = Field(default=None, max_length=200)
+
+
+class StartMaintenanceArgs(ToolArgs):
+    reason: str = Field(min_length=1, max_length=500)
+    duration_minutes: int = Field(ge=1, le=1440)
+
+
+class EndMaintenanceArgs(ToolArgs):
+    event_id: ObjectId
+
+
+TOOLS: Final[tuple[ToolSpec, ...]] = (
+    ToolSpec(
+        name="list_environments",
+        description="The Superset environments ss-tools manages, with their tiers.",
+        args_model=NoArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.NONE,
+        method="GET",
+        path="/api/environments",
+        affinity=DATASET | MIGRATION,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "окружен",
+                "environment",
+                "сред",
+                "стенд",
+                "envs",
+                "инстанс",
+            ),
+            examples=(
+                "какие есть окружения",
+                "list the environments",
+                "на каких стендах работает ss-tools",
+                "which superset environments exist",
+            ),
+        ),
+        intents=frozenset({IntentTag.DEFAULT}),
+        offline=OfflineChoice(
+            strong=(
+                "окружени",
+                "environments",
+            ),
+            precedence=200,
+        ),
+    ),
+    ToolSpec(
+        name="get_task_status",
+        description="Status and result of a background task (deploy, validation, migration).",
+        args_model=TaskStatusArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.NONE,
+        method="GET",
+        path="/api/tasks/{task_id}",
+        affinity=DATASET | MIGRATION,
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "задач",
+                "task",
+                "job",
+                "прогресс",
+                "progress",
+                "готово ли",
+                "is it done",
+                "выполнилось",
+            ),
+            examples=(
+                "какой статус задачи 42",
+                "what is the status of task 42",
+                "закончился ли деплой",
+                "is the background job finished",
+            ),
+        ),
+        intents=frozenset({IntentTag.DEFAULT}),
+        offline=OfflineChoice(
+            strong=(
+                "задач",
+                "task",
+            ),
+            args=ArgsRecipe.TASK,
+            precedence=150,
+        ),
+    ),
+    ToolSpec(
+        name="run_backup",
+        description="Back up the current environment's Superset metadata.",
+        args_model=RunBackupArgs,
+        operation=Operation.WRITE,
+        required_roles=ADMIN_ONLY,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/backups",
+        impact=DescribedImpact("будет создана резервная копия окружения {env}"),
+        routing=Routing(
+            keywords=(
+                "бэкап",
+                "бекап",
+                "резервн",
+                "backup",
+                "back up",
+                "снапшот",
+                "snapshot",
+            ),
+            examples=(
+                "сделай бэкап окружения",
+                "back up the superset metadata",
+                "создай резервную копию",
+                "take a snapshot before the release",
+            ),
+        ),
+        offline=OfflineChoice(
+            strong=(
+                "бэкап",
+                "бекап",
+                "резервн",
+                "backup",
+            ),
+            precedence=160,
+        ),
+    ),
+    ToolSpec(
+        name="list_maintenance_events",
+        description="Past and planned maintenance windows of the current environment.",
+        args_model=NoArgs,
+        operation=Operation.READ,
+        required_roles=READ_ACCESS,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="GET",
+        path="/api/environments/{env_id}/maintenance",
+        may_retry=True,
+        routing=Routing(
+            keywords=(
+                "окна обслуж",
+                "список обслуж",
+                "история обслуж",
+                "когда обслуж",
+                "когда было обслуж",
+                "запланированн",
+                "maintenance windows",
+                "maintenance events",
+                "planned maintenance",
+                "maintenance history",
+                "when is maintenance",
+            ),
+            examples=(
+                "когда следующее обслуживание",
+                "list the maintenance windows",
+                "какие были техработы",
+                "show planned maintenance",
+            ),
+        ),
+        intents=frozenset({IntentTag.MAINTENANCE}),
+        offline=OfflineChoice(
+            strong=(
+                "обслуживан",
+                "maintenance",
+            ),
+            precedence=190,
+        ),
+    ),
+    ToolSpec(
+        name="start_maintenance",
+        description="Put the current environment into maintenance mode for a while.",
+        args_model=StartMaintenanceArgs,
+        operation=Operation.WRITE,
+        required_roles=ADMIN_ONLY,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/maintenance",
+        impact=DescribedImpact(
+            "окружение {env} будет в режиме обслуживания {duration_minutes} мин"
+        ),
+        routing=Routing(
+            keywords=(
+                "начни обслуж",
+                "включи обслуж",
+                "режим обслуж",
+                "переведи в обслуж",
+                "start maintenance",
+                "enable maintenance",
+                "begin maintenance",
+                "put into maintenance",
+                "maintenance mode",
+            ),
+            examples=(
+                "включи режим обслуживания на час",
+                "put staging into maintenance mode",
+                "начни техработы",
+                "start maintenance for 30 minutes",
+            ),
+        ),
+        intents=frozenset({IntentTag.MAINTENANCE}),
+        offline=OfflineChoice(
+            strong=(
+                "начни обслуж",
+                "включи обслуж",
+                "режим обслуж",
+                "start maintenance",
+            ),
+            args=ArgsRecipe.MAINTENANCE_WINDOW,
+            precedence=170,
+        ),
+    ),
+    ToolSpec(
+        name="end_maintenance",
+        description="End a maintenance window of the current environment.",
+        args_model=EndMaintenanceArgs,
+        operation=Operation.WRITE,
+        required_roles=ADMIN_ONLY,
+        environment_source=EnvironmentSource.UI_CONTEXT,
+        method="POST",
+        path="/api/environments/{env_id}/maintenance/{event_id}/end",
+        impact=DescribedImpact("окружение {env} выйдет из режима обслуживания"),
+        routing=Routing(
+            keywords=(
+                "заверши обслуж",
+                "выключи обслуж",
+                "закончи обслуж",
+                "останови обслуж",
+                "end maintenance",
+                "stop maintenance",
+                "finish maintenance",
+                "disable maintenance",
+                "exit maintenance",
+            ),
+            examples=(
+                "заверши обслуживание",
+                "end the maintenance window",
+                "выключи режим обслуживания",
+                "stop maintenance now",
+            ),
+        ),
+        intents=frozenset({IntentTag.MAINTENANCE}),
+        offline=OfflineChoice(
+            strong=(
+                "заверши обслуж",
+                "выключи обслуж",
+                "end maintenance",
+            ),
+            args=ArgsRecipe.MAINTENANCE_EVENT,
+            precedence=180,
+        ),
+    ),
+)
