@@ -1,6 +1,6 @@
 """The SAM template, read and checked offline; the local stack builds its resources from it.
 
-`sam validate --lint` misses most mistakes inside SAM resources (design.md), so the check translates
+`sam validate --lint` misses most mistakes inside SAM resources, so the check translates
 the template to CloudFormation with aws-sam-translator, as the SAM transform would, and lints the
 result with cfn-lint.
 """

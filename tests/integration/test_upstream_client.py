@@ -1,6 +1,6 @@
 """The upstream tool client against a real HTTP server that injects faults and counts requests.
 
-Retry and timeout behaviour (AGTL-FR-002, AGTL-FR-004) is proven by the server's own request
+Retry and timeout behaviour is proven by the server's own request
 counts, read through its control API.
 """
 
@@ -131,7 +131,7 @@ async def test_a_read_retries_after_a_connection_reset(client, control):
 
 
 async def test_the_retry_waits_a_fixed_second_by_default(base_url, control):
-    # AGTL-FR-002: one retry after a fixed 1 s (the other tests shorten it to stay quick)
+    # One retry after a fixed 1 s (the other tests shorten it to stay quick)
     await inject(control, "GET", SEARCH_PATH, kind="status", status=502, times=1)
     upstream = UpstreamToolClient(base_url)
     started = time.monotonic()

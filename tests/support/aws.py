@@ -32,7 +32,7 @@ def moto_server() -> Iterator[str]:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     port = free_port()
     previous = os.environ.get("MOTO_PORT")
-    os.environ["MOTO_PORT"] = str(port)  # moto needs it to build its own URLs (design.md)
+    os.environ["MOTO_PORT"] = str(port)  # moto builds its own URLs (task tokens, callbacks) from it
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"

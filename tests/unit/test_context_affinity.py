@@ -1,4 +1,4 @@
-"""Context affinity (AGCTX-FR-005): the seed's acceptance lists, exactly, as a hard filter."""
+"""Context affinity : the seed's acceptance lists, exactly, as a hard filter."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GuardrailDecision (Story 2, AGGRD-FR-001..003): risk by environment tier and operation."""
+"""GuardrailDecision : risk by environment tier and operation."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The role matrix (AGTL-FR-001, AGTL-FR-005, SC-005): every role x tool x tier, at both layers.
+"""The role matrix : every role x tool x tier, at both layers.
 
-The expected matrix is written out here from design.md, independently of the catalog, so a wrong
+The expected matrix is written out here, independently of the catalog, so a wrong
 declaration in the catalog fails these tests.
 """
 
@@ -18,7 +18,7 @@ from sstools_agent.domain.ui_context import UIContext
 A, E, D = Role.ANALYST, Role.ENGINEER, Role.ADMIN
 TIERS = {"dev": "ss-dev", "staging": "staging", "prod": "prod"}
 
-# tool -> (operation, least role in dev, staging, prod), from design.md "Policy".
+# tool -> (operation, least role in dev, staging, prod), as the role rules say.
 EXPECTED: dict[str, tuple[str, Role, Role, Role]] = {
     "show_capabilities": ("read", A, A, A),
     "search_dashboards": ("read", A, A, A),

@@ -1,4 +1,4 @@
-"""Structured summaries of large tool outputs (AGTL-FR-003, Story 3 acceptance 3)."""
+"""Structured summaries of large tool outputs (the model sees the summary, the UI the whole)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""UIContext validation (AGCTX-FR-004, SC-006) and its rendering into the system prompt."""
+"""UIContext validation and its rendering into the system prompt."""
 
 from __future__ import annotations
 

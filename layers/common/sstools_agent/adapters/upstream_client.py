@@ -1,6 +1,6 @@
 """HTTP client for the ss-tools upstream API, used by every tool (httpx, async).
 
-Semantics (AGTL-FR-002, AGTL-FR-004, seed edge cases; docs/upstream-api.md states them for users):
+Semantics (docs/upstream-api.md states them for users):
 - every request carries `Authorization: Bearer <service JWT>` and `X-User-JWT: <user JWT>`;
 - a call has one deadline, the tool's timeout (30 s unless configured), counted from the start of
   the call and shared by its retry; this client is its only home. httpx's own connect, read,

@@ -2,7 +2,7 @@
 
 A tool returns the structured summary to the model, framed as a delimited data block (never as
 instructions), and the full output as its artifact, so the UI receives everything while the
-model's context stays within budget (AGTL-FR-003). The run's
+model's context stays within budget. The run's
 context comes from LangGraph's runtime (`get_runtime`), not from an injected argument: the strict
 argument models (unknown arguments refused) must see exactly what the model sent.
 """

@@ -1,4 +1,4 @@
-"""The chat request body (design.md, "Stream protocol"), validated before anything runs."""
+"""The chat request body (docs/chat-protocol.md), validated before anything runs."""
 
 from __future__ import annotations
 

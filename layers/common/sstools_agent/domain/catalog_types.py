@@ -22,7 +22,7 @@ from sstools_agent.domain.roles import READ_ACCESS, RoleRequirement
 from sstools_agent.domain.ui_context import ObjectType
 
 DEFAULT_TOOL_TIMEOUT_S: Final = 30.0
-"""AGTL-FR-004: a tool call that has not answered by then is a timeout."""
+"""A tool call that has not answered by then is a timeout (a write's status is then unknown)."""
 DEFAULT_RETRY_DELAY_S: Final = 1.0
 """The fixed wait before a read's single retry."""
 

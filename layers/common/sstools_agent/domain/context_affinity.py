@@ -1,4 +1,4 @@
-"""Which tools belong to the page the user came from (AGCTX-FR-005).
+"""Which tools belong to the page the user came from (a hard filter, before routing).
 
 A hard filter, not a ranking: on a dashboard page only dashboard tools are offered, on a dataset
 page only dataset tools; with no object every tool the role allows. show_capabilities is always

@@ -12,7 +12,7 @@ from enum import StrEnum
 class ErrorCode(StrEnum):
     """Machine-readable error codes shared by the stream, the REST API and the audit log."""
 
-    # From the seed (contracts/ux/api-ux.md, "Error Taxonomy").
+    # The product's original error taxonomy.
     UNAUTHORIZED = "UNAUTHORIZED"
     FORBIDDEN = "FORBIDDEN"
     LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
@@ -43,4 +43,4 @@ SESSION_EXPIRED_MESSAGE = "сессия истекла, обновите стр�
 """What the user reads when the upstream refuses the user's JWT (seed edge case)."""
 
 WRITE_STATUS_UNKNOWN_MESSAGE = "operation status unknown — check status"
-"""What the user reads when a write times out: it may have succeeded upstream (AGTL-FR-004)."""
+"""What the user reads when a write times out: it may have succeeded upstream, so no retry."""

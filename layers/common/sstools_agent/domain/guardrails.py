@@ -1,4 +1,4 @@
-"""GuardrailDecision: how risky a call is and what the confirmation card says (AGGRD-FR-001..003).
+"""GuardrailDecision: how risky a call is and what the confirmation card says .
 
 Risk depends on the operation and the target environment's tier, not on the tool's name alone:
 a write to prod is dangerous (destructive tone, «⚠️ PRODUCTION»), a write to dev or staging is

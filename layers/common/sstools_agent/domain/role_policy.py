@@ -1,4 +1,4 @@
-"""Who may use which tool where (AGTL-FR-001, AGTL-FR-005).
+"""Who may use which tool where, at the prompt and again before every invocation.
 
 One policy answers both questions: may a tool be offered to the model for this user on this page,
 and may this particular call run. A tool the policy does not know is denied.

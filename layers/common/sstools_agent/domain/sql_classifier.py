@@ -1,6 +1,6 @@
 """Read or write? SQL is classified by parsing it (sqlglot), never by keywords.
 
-The rule (design.md, issue 2): SELECT, WITH ... SELECT and EXPLAIN are reads; anything else, a
+The rule: SELECT, WITH ... SELECT and EXPLAIN are reads; anything else, a
 batch containing any write, or text that does not parse, is a write. Inside a read, the tree is
 searched for anything that changes state: a data-modifying CTE, SELECT ... INTO, row locks, and
 any call of a function that is not on the dialect's allow-list (`sql_functions.py`): a SELECT

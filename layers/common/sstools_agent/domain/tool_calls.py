@@ -52,7 +52,7 @@ class ResolvedToolCall:
 
     @property
     def may_retry(self) -> bool:
-        """Retries are for reads only, whatever the declaration says (AGTL-FR-002)."""
+        """Retries are for reads only, whatever the declaration says: a write is never repeated."""
         return self.spec.may_retry and self.operation is Operation.READ
 
 

@@ -1,4 +1,4 @@
-"""Structured summaries of large tool outputs (AGTL-FR-003).
+"""Structured summaries of large tool outputs: what the model gets instead of an output over budget.
 
 An output over the budget (4000 characters of JSON) is not cut mid-structure: arrays keep their
 first N items plus the total count, objects are summarised recursively with ids, names and counts

@@ -131,5 +131,5 @@ class ToolPolicy:
         args: Mapping[str, Any],
         ui_context: UIContext | None,
     ) -> PermissionResult:
-        """The role check made before every execution (AGTL-FR-005 b)."""
+        """The role check made before every execution, whatever the model was shown."""
         return self.evaluate(user_role, tool, args, ui_context).permission

@@ -1,4 +1,4 @@
-"""UIContext: where the user opened the agent from (AGCTX-FR-001..004).
+"""UIContext: where the user opened the agent from.
 
 The /agent page builds this object from its URL query parameters and sends it with every message.
 It is untrusted input: `parse_ui_context` either returns a valid `UIContext` or a rejection with
