@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -35,16 +34,13 @@ from sstools_agent.adapters.conversation_store import (
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent_factories import chat_turns
+from sstools_agent.chat.encoding import ChatMessageSSE, StreamEncoder
 from sstools_agent.chat.request import CancelBody, ChatRequestBody
-from sstools_agent.chat.turns import (
-    ChatTurns,
-    ConfirmationNotPermitted,
-    NoPendingConfirmationError,
-    PreparedTurn,
-)
+from sstools_agent.chat.turns import ChatTurns, ConfirmationNotPermitted, PreparedTurn
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.audit import AuditKind, AuditRecord
-from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.chat_events import EventType
+from sstools_agent.domain.confirmations import NoPendingConfirmationError
 from sstools_agent.domain.conversations import parse_event_id
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.errors import ErrorCode
@@ -93,12 +89,6 @@ REFUSALS: dict[type[Exception], tuple[int, ErrorCode, str]] = {
         "This confirmation expired; nothing was run. Ask again for a new card.",
     ),
 }
-
-
-def sse(event_id: str, event: ChatEvent) -> bytes:
-    """One server-sent event: its id and its ChatMessage JSON on one `data:` line."""
-    data = json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
-    return f"id: {event_id}\ndata: {data}\n\n".encode()
 
 
 class ChatEndpoints:
@@ -207,9 +197,10 @@ class ChatEndpoints:
                 "action": body.action,
             },
         )
+        encoder = ChatMessageSSE()
         return StreamingResponse(
-            self.encode(turn, context),
-            media_type="text/event-stream",
+            self.encode(turn, context, encoder),
+            media_type=encoder.media_type,
             headers={
                 "Cache-Control": "no-cache",
                 "X-Accel-Buffering": "no",
@@ -217,8 +208,10 @@ class ChatEndpoints:
             },
         )
 
-    async def encode(self, turn: PreparedTurn, context: AgentRunContext) -> AsyncIterator[bytes]:
-        """The turn (or the replay) as SSE bytes; metrics when it ends."""
+    async def encode(
+        self, turn: PreparedTurn, context: AgentRunContext, encoder: StreamEncoder
+    ) -> AsyncIterator[bytes]:
+        """The turn (or the replay) in the response's encoding; metrics when it ends."""
         started = time.perf_counter()
         first_event_s: float | None = None
         tool_calls = 0
@@ -232,7 +225,9 @@ class ChatEndpoints:
                     if first_event_s is None:
                         first_event_s = time.perf_counter() - started
                     tool_calls += event.type is EventType.TOOL_START
-                    yield sse(event_id, event)
+                    yield encoder.frame(event_id, event)
+                if (tail := encoder.close()) is not None:
+                    yield tail
         finally:
             if first_event_s is not None:
                 metrics.add_metric(
