@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated
@@ -21,11 +20,12 @@ from fastapi import FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from sstools_agent.adapters.service_tokens import ServiceTokenSource
+from sstools_agent.chat.encoding import ChatMessageSSE, StreamEncoder
 from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.service import ChatService, OpenedTurn
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
-from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.chat_events import EventType
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
@@ -41,12 +41,6 @@ logger, metrics, tracer = observability.logger, observability.metrics, observabi
 
 Authorization = Annotated[str, Header()]
 RequestIdHeader = Annotated[str | None, Header(alias="X-Request-ID")]
-
-
-def sse(event_id: str, event: ChatEvent) -> bytes:
-    """One server-sent event: its id and its ChatMessage JSON on one `data:` line."""
-    data = json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
-    return f"id: {event_id}\ndata: {data}\n\n".encode()
 
 
 class ChatEndpoints:
@@ -103,9 +97,10 @@ class ChatEndpoints:
                 "action": body.action,
             },
         )
+        encoder = ChatMessageSSE()
         return StreamingResponse(
-            self.encode(opened),
-            media_type="text/event-stream",
+            self.encode(opened, encoder),
+            media_type=encoder.media_type,
             headers={
                 "Cache-Control": "no-cache",
                 "X-Accel-Buffering": "no",
@@ -113,8 +108,8 @@ class ChatEndpoints:
             },
         )
 
-    async def encode(self, opened: OpenedTurn) -> AsyncIterator[bytes]:
-        """The turn (or the replay) as SSE bytes; metrics when it ends."""
+    async def encode(self, opened: OpenedTurn, encoder: StreamEncoder) -> AsyncIterator[bytes]:
+        """The turn (or the replay) in the response's encoding; metrics when it ends."""
         started = time.perf_counter()
         first_event_s: float | None = None
         tool_calls = 0
@@ -124,7 +119,9 @@ class ChatEndpoints:
                     if first_event_s is None:
                         first_event_s = time.perf_counter() - started
                     tool_calls += event.type is EventType.TOOL_START
-                    yield sse(event_id, event)
+                    yield encoder.frame(event_id, event)
+                if (tail := encoder.close()) is not None:
+                    yield tail
         finally:
             if first_event_s is not None:
                 metrics.add_metric(

@@ -482,9 +482,9 @@ async def test_a_new_message_cancels_the_pending_confirmation_cleanly(stack: Age
 
 
 async def test_resolving_with_nothing_pending_is_refused(stack: AgentStack):
-    from sstools_agent.agent.runtime import NoPendingConfirmation
+    from sstools_agent.domain.confirmations import NoPendingConfirmationError
 
-    with pytest.raises(NoPendingConfirmation):
+    with pytest.raises(NoPendingConfirmationError):
         await collect(
             stack.agent().resolve(
                 thread(), ConfirmationResult.CONFIRMED, stack.context("admin", DASHBOARD_10)

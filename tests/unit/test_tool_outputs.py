@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sstools_agent.domain.chat_events import ChatEvent
+from sstools_agent.domain.chat_events import StreamToken, ToolEnd
 from sstools_agent.domain.tool_outputs import (
     MAX_INLINE_OUTPUT_BYTES,
     TURN_INLINE_OUTPUT_BYTES,
@@ -12,8 +12,8 @@ from sstools_agent.domain.tool_outputs import (
 )
 
 
-def tool_end(text: str, call: str = "call_1") -> ChatEvent:
-    return ChatEvent.tool_end("search_dashboards", {"text": text}, call)
+def tool_end(text: str, call: str = "call_1") -> ToolEnd:
+    return ToolEnd("search_dashboards", {"text": text}, call)
 
 
 def test_sizes_are_bytes_so_cyrillic_counts_double():
@@ -33,7 +33,7 @@ def test_a_turn_keeps_its_outputs_inline_only_within_its_budget():
     inline = [p for p in plans if p is not None and not p.keep_by_reference]
     assert sum(len(p.full) for p in inline) <= TURN_INLINE_OUTPUT_BYTES
     assert len(inline) < 10
-    assert budget.plan(ChatEvent.token("x")) is None
+    assert budget.plan(StreamToken("x")) is None
 
 
 def test_a_referenced_event_carries_the_summary_and_where_the_whole_is():

@@ -14,8 +14,20 @@ from typing import Any, Final
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langgraph.types import Interrupt
 
+from sstools_agent.agent.interrupts import ConfirmationInterrupt
 from sstools_agent.agent.middleware import CANCELLED, PERMISSION_DENIED, ModelUnavailableError
-from sstools_agent.domain.chat_events import ChatEvent
+from sstools_agent.domain.chat_events import (
+    ChatEvent,
+    ConfirmationResult,
+    ConfirmRequired,
+    ErrorEvent,
+    PermissionDenied,
+    StreamToken,
+    Text,
+    ToolEnd,
+    ToolError,
+    ToolStart,
+)
 from sstools_agent.domain.errors import ErrorCode
 
 logger = logging.getLogger(__name__)
@@ -36,10 +48,16 @@ def _text(content: Any) -> str:
     return ""
 
 
+_WHY_NOT_RUN: Final[dict[str, str]] = {
+    ConfirmationResult.EXPIRED: "время подтверждения истекло",
+    ConfirmationResult.CANCELLED: "отменено новым сообщением",
+}
+
+
 def cancellation_text(tool: str, reason: str) -> str:
-    """The explicit message after a call that did not run because it was not confirmed."""
-    why = {"expired": "время подтверждения истекло", "cancelled": "отменено новым сообщением"}
-    because = why.get(reason, "отклонено пользователем")
+    """The explicit message after a call that did not run because it was not confirmed (`reason`
+    is a ConfirmationResult, or its value as the checkpoint's ToolMessage keeps it)."""
+    because = _WHY_NOT_RUN.get(reason, "отклонено пользователем")
     return f"Операция {tool} отменена ({because}); ничего не изменено."
 
 
@@ -49,7 +67,6 @@ class EventMapper:
     def __init__(self, thread_id: str) -> None:
         self.thread_id = thread_id
         self._streamed_ids: set[str] = set()
-        self.final_text: list[str] = []
 
     def on_message_chunk(self, chunk: BaseMessage, metadata: dict[str, Any]) -> list[ChatEvent]:
         if metadata.get("langgraph_node") != MODEL_NODE or not isinstance(chunk, AIMessageChunk):
@@ -59,17 +76,15 @@ class EventMapper:
             return []
         if chunk.id:
             self._streamed_ids.add(chunk.id)
-        return [ChatEvent.token(token)]
+        return [StreamToken(token)]
 
     def on_model_message(self, message: AIMessage) -> list[ChatEvent]:
-        events = [
-            ChatEvent.tool_start(c["name"], c["args"], c["id"] or "") for c in message.tool_calls
+        events: list[ChatEvent] = [
+            ToolStart(c["name"], c["args"], c["id"] or "") for c in message.tool_calls
         ]
         text = _text(message.content)
-        if text:
-            self.final_text.append(text)
-            if message.id not in self._streamed_ids:
-                events.insert(0, ChatEvent.text(text))
+        if text and message.id not in self._streamed_ids:
+            events.insert(0, Text(text))
         return events
 
     def on_tool_message(self, message: ToolMessage) -> list[ChatEvent]:
@@ -79,36 +94,31 @@ class EventMapper:
         if event == PERMISSION_DENIED:
             decision = artifact.get("decision") or {}
             required = (decision.get("permission") or {}).get("required_role")
-            return [
-                ChatEvent.permission_denied(tool, required, call_id, decision.get("prompt", ""))
-            ]
+            return [PermissionDenied(tool, required, call_id, decision.get("prompt", ""))]
         if event == CANCELLED:
-            return [ChatEvent.text(cancellation_text(tool, str(artifact.get("reason", ""))))]
+            return [Text(cancellation_text(tool, str(artifact.get("reason", ""))))]
         if message.status == "error":
             code = ErrorCode(artifact.get("code", ErrorCode.TOOL_FAILURE))
-            return [ChatEvent.tool_error(tool, _text(message.content), call_id, code)]
-        return [ChatEvent.tool_end(tool, artifact.get("output", _text(message.content)), call_id)]
+            return [ToolError(tool, _text(message.content), call_id, code)]
+        return [ToolEnd(tool, artifact.get("output", _text(message.content)), call_id)]
 
-    def on_interrupt(self, pending: Interrupt) -> list[ChatEvent]:
-        value = pending.value if isinstance(pending.value, dict) else {}
-        decision = value.get("decision") or {}
-        return [
-            ChatEvent.confirm_required(
-                prompt=decision.get("prompt", ""),
-                thread_id=self.thread_id,
-                tool_call_id=value.get("tool_call_id", ""),
-                interrupt_id=pending.id,
-                decision=decision,
-                tool_input=dict(value.get("args") or {}),
-            )
-        ]
+    def on_interrupt(self, pending: Interrupt) -> ConfirmRequired:
+        """The card of a pending interrupt."""
+        card = ConfirmationInterrupt.from_dict(pending.value)
+        return ConfirmRequired(
+            prompt=card.decision.get("prompt", ""),
+            thread_id=self.thread_id,
+            tool_call_id=card.tool_call_id,
+            interrupt_id=pending.id,
+            decision=card.decision,
+            tool_input=card.args,
+        )
 
     def on_update(self, update: dict[str, Any]) -> list[ChatEvent]:
         events: list[ChatEvent] = []
         for node, change in update.items():
             if node == INTERRUPT_KEY:
-                for pending in change:
-                    events += self.on_interrupt(pending)
+                events += [self.on_interrupt(pending) for pending in change]
                 continue
             messages = change.get("messages", []) if isinstance(change, dict) else []
             for message in messages:
@@ -141,10 +151,10 @@ async def map_agent_stream(
                 yield event
     except ModelUnavailableError as error:
         logger.warning("model unavailable: %s", error)
-        yield ChatEvent.error(
+        yield ErrorEvent(
             ErrorCode.LLM_UNAVAILABLE,
             "Модель недоступна, попробуйте ещё раз. / The model is unavailable.",
         )
     except Exception:
         logger.exception("agent run failed")
-        yield ChatEvent.error(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка агента.")
+        yield ErrorEvent(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка агента.")

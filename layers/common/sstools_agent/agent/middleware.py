@@ -23,6 +23,7 @@ from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.types import Command, interrupt
 
 from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInterrupt
 from sstools_agent.agent.prompts import system_prompt
 from sstools_agent.domain.confirmations import ExecutionState, fingerprint
 from sstools_agent.domain.errors import ErrorCode
@@ -35,7 +36,6 @@ from sstools_agent.domain.tool_runs import ToolCallFailed
 PERMISSION_DENIED: Final = "permission_denied"
 CANCELLED: Final = "cancelled"
 FAILED: Final = "failed"
-APPROVE: Final = "approve"
 
 
 class ModelUnavailableError(Exception):
@@ -113,18 +113,13 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             return None
         # The page context goes with the card: a resume runs the call where the card said.
         page = context.ui_context.to_payload() if context.ui_context is not None else None
-        answer = interrupt(
-            {
-                "tool_call_id": request.tool_call["id"],
-                "tool": name,
-                "args": args,
-                "decision": decision.to_payload(),
-                "ui_context": page,
-            }
+        card = ConfirmationInterrupt(
+            request.tool_call["id"] or "", name, args, decision.to_payload(), page
         )
-        if isinstance(answer, dict) and answer.get("decision") == APPROVE:
+        answer = ConfirmationAnswer.from_dict(interrupt(card.to_dict()))
+        if answer.approved:
             return decision
-        reason = answer.get("reason", "denied") if isinstance(answer, dict) else "denied"
+        reason = answer.result.value
         return _refusal(
             request,
             f"CANCELLED ({reason}): the user did not confirm {name}; nothing was changed. "

@@ -17,15 +17,26 @@ from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Checkpointer, Command, StreamMode
+from langgraph.types import Checkpointer, Command, Interrupt, StreamMode
 
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
-from sstools_agent.agent.middleware import APPROVE, CANCELLED, FAILED, PolicyMiddleware
+from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInterrupt
+from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware
 from sstools_agent.agent.prefetch import PrefetchedObject, prefetch_object
 from sstools_agent.agent.tools import build_tools
-from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
-from sstools_agent.domain.confirmations import ExecutionState, fingerprint, outcome_text
+from sstools_agent.domain.chat_events import (
+    ChatEvent,
+    ConfirmationResult,
+    ConfirmRequired,
+    ConfirmResolved,
+    Text,
+)
+from sstools_agent.domain.confirmations import (
+    ExecutionState,
+    NoPendingConfirmationError,
+    outcome_text,
+)
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.ports import ToolRunner
 from sstools_agent.domain.role_policy import PermissionResult
@@ -43,30 +54,22 @@ Durability = Literal["sync", "async", "exit"]
 DEFAULT_DURABILITY: Final[Durability] = "exit"
 
 
-class NoPendingConfirmation(Exception):
-    """A confirm or deny for a conversation that has nothing waiting."""
-
-
-@dataclass(frozen=True, slots=True)
-class PendingConfirmation:
-    """A tool call that waits for the user's decision."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingConfirmation(ConfirmationInterrupt):
+    """A tool call that waits for the user's decision: the interrupt's payload and its id."""
 
     interrupt_id: str
-    tool_call_id: str
-    tool: str
-    args: dict[str, Any]
-    decision: dict[str, Any]
-    ui_context: dict[str, Any] | None = None
-    """The page context the card was created in: every resolution of the card runs in it."""
 
-    @property
-    def fingerprint(self) -> str:
-        """The fingerprint of the call as the card showed it."""
-        return fingerprint(
-            self.tool,
-            self.args,
-            self.decision.get("environment"),
-            str(self.decision.get("risk", "")),
+    @classmethod
+    def of(cls, pending: Interrupt) -> PendingConfirmation:
+        card = ConfirmationInterrupt.from_dict(pending.value)
+        return cls(
+            interrupt_id=pending.id,
+            tool_call_id=card.tool_call_id,
+            tool=card.tool,
+            args=card.args,
+            decision=card.decision,
+            ui_context=card.ui_context,
         )
 
 
@@ -190,15 +193,7 @@ class ChatAgent:
         """The confirmation this conversation waits for, if any."""
         state = await self.graph.aget_state(self._config(thread_id))
         for pending in state.interrupts:
-            value = pending.value if isinstance(pending.value, dict) else {}
-            return PendingConfirmation(
-                interrupt_id=pending.id,
-                tool_call_id=str(value.get("tool_call_id", "")),
-                tool=str(value.get("tool", "")),
-                args=dict(value.get("args") or {}),
-                decision=dict(value.get("decision") or {}),
-                ui_context=value.get("ui_context"),
-            )
+            return PendingConfirmation.of(pending)
         return None
 
     def card_page(self, pending: PendingConfirmation) -> UIContext | None:
@@ -225,11 +220,11 @@ class ChatAgent:
         )
         return EventMapper(thread_id).on_tool_message(message)
 
-    async def pending_card(self, thread_id: str) -> ChatEvent | None:
+    async def pending_card(self, thread_id: str) -> ConfirmRequired | None:
         """The `confirm_required` event of the pending confirmation, to show it again."""
         state = await self.graph.aget_state(self._config(thread_id))
         for pending in state.interrupts:
-            return EventMapper(thread_id).on_interrupt(pending)[0]
+            return EventMapper(thread_id).on_interrupt(pending)
         return None
 
     async def _stream(
@@ -267,14 +262,17 @@ class ChatAgent:
                             name=pending.tool,
                             tool_call_id=pending.tool_call_id,
                             status="error",
-                            artifact={"event": CANCELLED, "reason": "cancelled"},
+                            artifact={
+                                "event": CANCELLED,
+                                "reason": ConfirmationResult.CANCELLED.value,
+                            },
                         )
                     ]
                 },
                 as_node="tools",
             )
-            yield ChatEvent.confirm_resolved(ConfirmationResult.CANCELLED)
-            yield ChatEvent.text(cancellation_text(pending.tool, "cancelled"))
+            yield ConfirmResolved(ConfirmationResult.CANCELLED)
+            yield Text(cancellation_text(pending.tool, ConfirmationResult.CANCELLED))
         async for event in self._stream(
             thread_id, {"messages": [HumanMessage(content=message)]}, context
         ):
@@ -285,20 +283,16 @@ class ChatAgent:
     ) -> AsyncGenerator[ChatEvent]:
         """Resumes a pending confirmation: confirmed runs the tool; anything else rejects it.
 
-        Streams `confirm_resolved` first, then the rest of the turn. Raises NoPendingConfirmation.
+        Streams `confirm_resolved` first, then the rest of the turn. Raises
+        NoPendingConfirmationError.
         """
         pending = await self.pending_confirmation(thread_id)
         if pending is None:
-            raise NoPendingConfirmation(thread_id)
-        answer = (
-            {"decision": APPROVE}
-            if result is ConfirmationResult.CONFIRMED
-            else {"decision": "reject", "reason": result.value}
-        )
-        yield ChatEvent.confirm_resolved(result)
+            raise NoPendingConfirmationError(thread_id)
+        yield ConfirmResolved(result)
         async for event in self._stream(
             thread_id,
-            Command(resume={pending.interrupt_id: answer}),
+            Command(resume={pending.interrupt_id: ConfirmationAnswer(result).to_dict()}),
             # Whatever page the request came from, the card's call runs where the card said.
             replace(context, ui_context=self.card_page(pending)),
         ):

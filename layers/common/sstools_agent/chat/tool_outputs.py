@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from sstools_agent.domain.chat_events import ChatEvent
+from sstools_agent.domain.chat_events import ChatEvent, ErrorEvent, ToolEnd
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.ports import BlobStore, BlobStoreError
 from sstools_agent.domain.tool_outputs import (
@@ -42,7 +42,7 @@ class KeptEvent:
 
     def failure(self) -> ChatEvent:
         """The error event that ends a stream whose output could not be kept."""
-        return ChatEvent.error(ErrorCode.STORAGE_FAILURE, NOT_KEPT_TEXT)
+        return ErrorEvent(ErrorCode.STORAGE_FAILURE, NOT_KEPT_TEXT)
 
 
 class ToolOutputKeeper:
@@ -55,14 +55,15 @@ class ToolOutputKeeper:
 
     async def keep(self, event: ChatEvent) -> KeptEvent:
         """Writes a large output to the blob store; the event's live and stored forms."""
+        if not isinstance(event, ToolEnd):
+            return KeptEvent(event, event)
         plan = self.budget.plan(event)
         if plan is None or not plan.keep_by_reference:
             return KeptEvent(event, event)
         size = len(plan.full)
-        tool_call_id = str(event.metadata.get("tool_call_id", ""))
         try:
             await self.blobs.put(
-                tool_output_key(self.conversation_id, tool_call_id),
+                tool_output_key(self.conversation_id, event.tool_call_id),
                 plan.full,
                 TOOL_OUTPUT_CONTENT_TYPE,
             )

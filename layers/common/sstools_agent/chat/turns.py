@@ -26,7 +26,18 @@ from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.runtime import ChatAgent, interrupted_call_events
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
-from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, EventType
+from sstools_agent.domain.chat_events import (
+    ChatEvent,
+    ConfirmationResult,
+    ConfirmRequired,
+    ErrorEvent,
+    EventType,
+    PermissionDenied,
+    StreamEnd,
+    Text,
+    ToolEnd,
+    ToolError,
+)
 from sstools_agent.domain.confirmations import (
     DEFAULT_CONFIRMATION_TIMEOUT_S,
     Confirmation,
@@ -36,6 +47,7 @@ from sstools_agent.domain.confirmations import (
     ConfirmationNotFound,
     ConfirmationStatus,
     ExecutionState,
+    NoPendingConfirmationError,
     Settlement,
     fingerprint,
     outcome_text,
@@ -75,10 +87,6 @@ ABANDONED_READ_TEXT: Final = "Чтение {tool} прервано остано�
 Action = Literal["confirm", "deny", "resume"] | None
 
 
-class NoPendingConfirmationError(Exception):
-    """confirm/deny with nothing waiting, or for another confirmation (404)."""
-
-
 class ConfirmationNotPermitted(Exception):
     """A confirm whose user may no longer make the card's call (403); the card still waits."""
 
@@ -109,6 +117,7 @@ AUDITED: Final = {
     EventType.PERMISSION_DENIED: (AuditKind.TOOL_DENIED, "denied"),
     EventType.CONFIRM_REQUIRED: (AuditKind.CONFIRMATION_REQUESTED, "pending"),
 }
+AUDITED_EVENTS: Final = (ToolEnd, ToolError, PermissionDenied, ConfirmRequired)
 
 
 @dataclass
@@ -527,19 +536,18 @@ class ChatTurns:
 
     async def _held(self, turn: PreparedTurn, event: ChatEvent) -> ChatEvent:
         """A confirmation card gets its pending item and its Step Functions execution."""
-        if event.type is not EventType.CONFIRM_REQUIRED:
+        if not isinstance(event, ConfirmRequired):
             return event
-        meta = event.metadata
-        decision = meta.get("decision") or {}
+        decision = event.decision
         confirmation = Confirmation(
             confirmation_id=uuid.uuid4().hex,
             conversation_id=turn.conversation.conversation_id,
             user=turn.conversation.owner,
-            tool_call_id=str(meta.get("tool_call_id", "")),
+            tool_call_id=event.tool_call_id,
             tool=str(decision.get("tool", "")),
             fingerprint=fingerprint(
                 str(decision.get("tool", "")),
-                dict(meta.get("input") or {}),
+                event.tool_input,
                 decision.get("environment"),
                 str(decision.get("risk", "")),
             ),
@@ -606,14 +614,12 @@ class ChatTurns:
                 if run.stopped:
                     for event in await self._abandoned(turn, recorder):
                         yield numbered(event)
-                    yield numbered(ChatEvent.text(STOPPED_TEXT))
+                    yield numbered(Text(STOPPED_TEXT))
             except Exception:
                 logger.exception("chat turn failed")
-                yield numbered(ChatEvent.error(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка чата."))
+                yield numbered(ErrorEvent(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка чата."))
             finished = True
-            yield numbered(
-                ChatEvent.stream_end(conversation_id, user_message_id, assistant_message_id)
-            )
+            yield numbered(StreamEnd(conversation_id, user_message_id, assistant_message_id))
         finally:
             await events.aclose()
             with anyio.CancelScope(shield=True):
@@ -626,12 +632,12 @@ class ChatTurns:
         """What the user is told of the calls a cancel stopped in flight: of a confirmed call,
         what its journal says (it may have changed something); any other call is a read, and
         was dropped."""
-        events = []
+        events: list[ChatEvent] = []
         for call_id, call in recorder.tool_calls.items():
             if call.get("status") == "started" and call_id not in turn.journaled:
                 tool = str(call.get("tool", ""))
                 text = ABANDONED_READ_TEXT.format(tool=tool)
-                events.append(ChatEvent.tool_error(tool, text, call_id, ErrorCode.TOOL_NOT_RUN))
+                events.append(ToolError(tool, text, call_id, ErrorCode.TOOL_NOT_RUN))
         confirmed = turn.confirmation
         closed = recorder.tool_calls.get(confirmed.tool_call_id, {}) if confirmed else {}
         resumed = turn.result is ConfirmationResult.CONFIRMED
@@ -644,27 +650,27 @@ class ChatTurns:
     def _audit(self, turn: PreparedTurn, event: ChatEvent, recorder: TurnRecorder) -> None:
         """Tool calls, denials and confirmation requests go to the audit log as they happen
         (a confirmed call's outcome is audited by its journal, once)."""
-        meta, kind = event.metadata, event.type
-        if kind not in AUDITED or meta.get("tool_call_id") in turn.journaled:
+        if not isinstance(event, AUDITED_EVENTS) or event.tool_call_id in turn.journaled:
             return
-        call = recorder.tool_calls.get(str(meta.get("tool_call_id")), {})
+        call = recorder.tool_calls.get(event.tool_call_id, {})
+        shown = event.tool_input if isinstance(event, ConfirmRequired) else {}
         detail = {
-            "tool": meta.get("tool") or (meta.get("decision") or {}).get("tool"),
-            "tool_call_id": meta.get("tool_call_id"),
-            "args_hash": args_hash(call.get("input") or meta.get("input") or {}),
+            "tool": event.tool or None,
+            "tool_call_id": event.tool_call_id,
+            "args_hash": args_hash(call.get("input") or shown),
         }
-        if kind is EventType.TOOL_ERROR:
-            detail["code"] = meta.get("code")
-        elif kind is EventType.PERMISSION_DENIED:
-            detail["required_role"] = meta.get("required_role")
-        elif kind is EventType.CONFIRM_REQUIRED:
-            decision = meta.get("decision") or {}
-            detail |= {
-                "confirmation_id": meta.get("confirmation_id"),
-                "risk": decision.get("risk"),
-                "environment": decision.get("environment"),
-            }
-        audit_kind, outcome = AUDITED[kind]
+        match event:
+            case ToolError():
+                detail["code"] = event.code
+            case PermissionDenied():
+                detail["required_role"] = event.required_role
+            case ConfirmRequired():
+                detail |= {
+                    "confirmation_id": event.confirmation_id,
+                    "risk": event.decision.get("risk"),
+                    "environment": event.decision.get("environment"),
+                }
+        audit_kind, outcome = AUDITED[event.type]
         self.audit.emit(
             AuditRecord(
                 audit_kind,
@@ -765,8 +771,6 @@ class ChatTurns:
                     )
                 ]
             case Settlement.REPORT:
-                return [
-                    ChatEvent.text(outcome_text(pending.tool, confirmation.interrupted_outcome))
-                ]
+                return [Text(outcome_text(pending.tool, confirmation.interrupted_outcome))]
             case _:
                 return []

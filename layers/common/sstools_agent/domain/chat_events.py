@@ -1,14 +1,20 @@
-"""The stream protocol's events, defined once (design.md, "Stream protocol").
+"""The stream protocol's events, defined once (docs/chat-protocol.md describes them on the wire).
 
-Every event is a ChatMessage-shaped object `{role, content, metadata: {type, ...}}`; a plain answer
-has no `type`. The chat function adds the SSE `id`; everything else is built here.
+Every event goes on the wire as a ChatMessage-shaped object `{role, content, metadata: {type,
+...}}`; a plain answer has no `type`. In code each type is its own small frozen dataclass, so a
+caller reads `event.tool_call_id` rather than a dict key; `to_wire` gives the wire object and
+`from_wire` reads a stored one back as the same type. How the wire object is framed (SSE today)
+is the encoder's business (`chat.encoding`), and the stream's `id` is the chat function's.
+
+Plain slotted dataclasses, not pydantic models: one is built per streamed token (see `make bench`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from sstools_agent.domain.errors import ErrorCode
 
@@ -28,7 +34,8 @@ class EventType(StrEnum):
 
 
 class ConfirmationResult(StrEnum):
-    """How a pending confirmation ended."""
+    """How a pending confirmation ended: the `result` of `confirm_resolved`, the answer the
+    agent resumes with, and the reason a call that did not run was cancelled."""
 
     CONFIRMED = "confirmed"
     DENIED = "denied"
@@ -36,147 +43,307 @@ class ConfirmationResult(StrEnum):
     CANCELLED = "cancelled"
 
 
+class WireEventError(ValueError):
+    """A stored or received wire event that is not one of the protocol's events (an unknown
+    `metadata.type`, a missing field, a value outside its enum): replay must not guess."""
+
+
 @dataclass(frozen=True, slots=True)
 class ChatEvent:
-    """One event of the stream, shaped like the seed's ChatMessage.
+    """One event of the stream; every type below is one of these.
 
-    A plain dataclass, not a pydantic model: one is built per streamed token (see `make bench`).
+    `type` is a class attribute, so `event.type is EventType.TOOL_START` costs no lookup; match on
+    the class (`isinstance`, `case ToolEnd()`) to read the fields.
     """
 
-    content: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-    role: Literal["assistant"] = "assistant"
+    type: ClassVar[EventType | None] = None
+    role: ClassVar[Literal["assistant"]] = "assistant"
 
     @property
-    def type(self) -> EventType | None:
-        """The event's type; None for plain content."""
-        value = self.metadata.get("type")
-        return EventType(value) if value else None
+    def content(self) -> str:
+        """The ChatMessage's `content`: empty except for plain text and a permission card."""
+        return ""
 
-    @classmethod
-    def token(cls, token: str) -> ChatEvent:
-        """A piece of the answer, to append to the last assistant message."""
-        return cls(metadata={"type": EventType.STREAM_TOKEN, "token": token})
-
-    @classmethod
-    def text(cls, content: str) -> ChatEvent:
-        """A whole message of plain text."""
-        return cls(content=content)
-
-    @classmethod
-    def tool_start(cls, tool: str, tool_input: dict[str, Any], tool_call_id: str) -> ChatEvent:
-        return cls(
-            metadata={
-                "type": EventType.TOOL_START,
-                "tool": tool,
-                "input": tool_input,
-                "tool_call_id": tool_call_id,
-            }
-        )
-
-    @classmethod
-    def tool_end(cls, tool: str, output: Any, tool_call_id: str) -> ChatEvent:
-        """A tool's result: the full output, whatever the model was given."""
-        return cls(
-            metadata={
-                "type": EventType.TOOL_END,
-                "tool": tool,
-                "output": output,
-                "tool_call_id": tool_call_id,
-            }
-        )
-
-    @classmethod
-    def tool_error(
-        cls, tool: str, error: str, tool_call_id: str, code: ErrorCode = ErrorCode.TOOL_FAILURE
-    ) -> ChatEvent:
-        return cls(
-            metadata={
-                "type": EventType.TOOL_ERROR,
-                "tool": tool,
-                "error": error,
-                "code": code,
-                "tool_call_id": tool_call_id,
-            }
-        )
-
-    @classmethod
-    def confirm_required(
-        cls,
-        *,
-        prompt: str,
-        thread_id: str,
-        tool_call_id: str,
-        interrupt_id: str,
-        decision: dict[str, Any],
-        tool_input: dict[str, Any] | None = None,
-        confirmation_id: str | None = None,
-        expires_at: str | None = None,
-    ) -> ChatEvent:
-        """A confirmation card; the stream ends after it."""
-        return cls(
-            metadata={
-                "type": EventType.CONFIRM_REQUIRED,
-                "prompt": prompt,
-                "thread_id": thread_id,
-                "tool_call_id": tool_call_id,
-                "interrupt_id": interrupt_id,
-                "confirmation_id": confirmation_id,
-                "expires_at": expires_at,
-                "decision": decision,
-                "input": tool_input or {},
-            }
-        )
-
-    def held_as(self, confirmation_id: str, expires_at: str) -> ChatEvent:
-        """This card with the id and expiry of the confirmation that holds it."""
-        return ChatEvent(
-            self.content,
-            {**self.metadata, "confirmation_id": confirmation_id, "expires_at": expires_at},
-        )
-
-    @classmethod
-    def confirm_resolved(cls, result: ConfirmationResult) -> ChatEvent:
-        return cls(metadata={"type": EventType.CONFIRM_RESOLVED, "result": result})
-
-    @classmethod
-    def permission_denied(
-        cls, tool: str, required_role: str | None, tool_call_id: str, prompt: str
-    ) -> ChatEvent:
-        """A refused call: a «Недостаточно прав» card with no confirm button."""
-        return cls(
-            content=prompt,
-            metadata={
-                "type": EventType.PERMISSION_DENIED,
-                "tool": tool,
-                "required_role": required_role,
-                "tool_call_id": tool_call_id,
-            },
-        )
-
-    @classmethod
-    def error(cls, code: ErrorCode, detail: str) -> ChatEvent:
-        return cls(metadata={"type": EventType.ERROR, "code": code, "detail": detail})
-
-    @classmethod
-    def stream_end(
-        cls, conversation_id: str, user_message_id: str | None, assistant_message_id: str
-    ) -> ChatEvent:
-        """The last event of every stream: which conversation and messages it wrote."""
-        return cls(
-            metadata={
-                "type": EventType.STREAM_END,
-                "conversation_id": conversation_id,
-                "user_message_id": user_message_id,
-                "assistant_message_id": assistant_message_id,
-            }
-        )
-
-    @classmethod
-    def from_wire(cls, data: dict[str, Any]) -> ChatEvent:
-        """The event from its wire form (e.g. replayed from storage)."""
-        return cls(content=str(data.get("content", "")), metadata=dict(data.get("metadata") or {}))
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The wire's `metadata` object (a new dict on each read)."""
+        return {}
 
     def to_wire(self) -> dict[str, Any]:
-        """The wire form for the SSE `data:` line (enum members serialise as their values)."""
-        return {"role": self.role, "content": self.content, "metadata": self.metadata}
+        """The wire form for the encoder (enum members serialise as their values)."""
+        return {"role": "assistant", "content": self.content, "metadata": self.metadata}
+
+    @staticmethod
+    def from_wire(data: dict[str, Any]) -> ChatEvent:
+        """The event from its wire form (replayed from storage), as its own type.
+
+        Raises WireEventError for anything `to_wire` cannot have written.
+        """
+        metadata = data.get("metadata") or {}
+        content = str(data.get("content", ""))
+        kind = metadata.get("type")
+        if not kind:
+            return Text(content)
+        reader = _READERS.get(kind)
+        if reader is None:
+            raise WireEventError(f"unknown stream event type {kind!r}")
+        try:
+            return reader(content, metadata)
+        except (KeyError, ValueError, TypeError) as error:
+            raise WireEventError(f"malformed {kind} event: {error!r}") from error
+
+
+@dataclass(frozen=True, slots=True)
+class StreamToken(ChatEvent):
+    """A piece of the answer, to append to the last assistant message."""
+
+    type: ClassVar[Literal[EventType.STREAM_TOKEN]] = EventType.STREAM_TOKEN
+    token: str
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"type": EventType.STREAM_TOKEN, "token": self.token}
+
+    def to_wire(self) -> dict[str, Any]:
+        """As the base builds it, inlined: this one is built once per token."""
+        return {
+            "role": "assistant",
+            "content": "",
+            "metadata": {"type": EventType.STREAM_TOKEN, "token": self.token},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Text(ChatEvent):
+    """A whole message of plain text (no `metadata.type`)."""
+
+    text: str
+
+    @property
+    def content(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart(ChatEvent):
+    type: ClassVar[Literal[EventType.TOOL_START]] = EventType.TOOL_START
+    tool: str
+    tool_input: dict[str, Any]
+    tool_call_id: str
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "type": EventType.TOOL_START,
+            "tool": self.tool,
+            "input": self.tool_input,
+            "tool_call_id": self.tool_call_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OutputReference:
+    """Where the whole of a tool output kept by reference is (`domain.tool_outputs`)."""
+
+    output_ref: str | None
+    """The REST path that returns it whole; None when keeping it failed (the summary remains)."""
+    output_bytes: int
+    truncated: bool
+    """The event carries the summary, not the whole output."""
+
+    def to_fields(self) -> dict[str, Any]:
+        """The three fields as they sit in `tool_end`'s metadata and in the history."""
+        return {
+            "output_ref": self.output_ref,
+            "output_bytes": self.output_bytes,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd(ChatEvent):
+    """A tool's result: the full output, whatever the model was given (or, kept by reference,
+    its summary with `reference`)."""
+
+    type: ClassVar[Literal[EventType.TOOL_END]] = EventType.TOOL_END
+    tool: str
+    output: Any
+    tool_call_id: str
+    reference: OutputReference | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        metadata: dict[str, Any] = {
+            "type": EventType.TOOL_END,
+            "tool": self.tool,
+            "output": self.output,
+            "tool_call_id": self.tool_call_id,
+        }
+        if self.reference is not None:
+            metadata |= self.reference.to_fields()
+        return metadata
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError(ChatEvent):
+    type: ClassVar[Literal[EventType.TOOL_ERROR]] = EventType.TOOL_ERROR
+    tool: str
+    error: str
+    tool_call_id: str
+    code: ErrorCode = ErrorCode.TOOL_FAILURE
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "type": EventType.TOOL_ERROR,
+            "tool": self.tool,
+            "error": self.error,
+            "code": self.code,
+            "tool_call_id": self.tool_call_id,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfirmRequired(ChatEvent):
+    """A confirmation card; the stream ends after it. `decision` is the GuardrailDecision's
+    payload; `confirmation_id` and `expires_at` are set once a confirmation holds the card."""
+
+    type: ClassVar[Literal[EventType.CONFIRM_REQUIRED]] = EventType.CONFIRM_REQUIRED
+    prompt: str
+    thread_id: str
+    tool_call_id: str
+    interrupt_id: str
+    decision: dict[str, Any]
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    confirmation_id: str | None = None
+    expires_at: str | None = None
+
+    @property
+    def tool(self) -> str | None:
+        """The tool the card asks about, as the decision names it."""
+        tool = self.decision.get("tool")
+        return None if tool is None else str(tool)
+
+    def held_as(self, confirmation_id: str, expires_at: str) -> ConfirmRequired:
+        """This card with the id and expiry of the confirmation that holds it."""
+        return replace(self, confirmation_id=confirmation_id, expires_at=expires_at)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "type": EventType.CONFIRM_REQUIRED,
+            "prompt": self.prompt,
+            "thread_id": self.thread_id,
+            "tool_call_id": self.tool_call_id,
+            "interrupt_id": self.interrupt_id,
+            "confirmation_id": self.confirmation_id,
+            "expires_at": self.expires_at,
+            "decision": self.decision,
+            "input": self.tool_input,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmResolved(ChatEvent):
+    type: ClassVar[Literal[EventType.CONFIRM_RESOLVED]] = EventType.CONFIRM_RESOLVED
+    result: ConfirmationResult
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"type": EventType.CONFIRM_RESOLVED, "result": self.result}
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDenied(ChatEvent):
+    """A refused call: a «Недостаточно прав» card with no confirm button (`prompt` is its text)."""
+
+    type: ClassVar[Literal[EventType.PERMISSION_DENIED]] = EventType.PERMISSION_DENIED
+    tool: str
+    required_role: str | None
+    tool_call_id: str
+    prompt: str
+
+    @property
+    def content(self) -> str:
+        return self.prompt
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "type": EventType.PERMISSION_DENIED,
+            "tool": self.tool,
+            "required_role": self.required_role,
+            "tool_call_id": self.tool_call_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent(ChatEvent):
+    """A failure the stream reports (and usually ends with)."""
+
+    type: ClassVar[Literal[EventType.ERROR]] = EventType.ERROR
+    code: ErrorCode
+    detail: str
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"type": EventType.ERROR, "code": self.code, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnd(ChatEvent):
+    """The last event of every stream: which conversation and messages it wrote."""
+
+    type: ClassVar[Literal[EventType.STREAM_END]] = EventType.STREAM_END
+    conversation_id: str
+    user_message_id: str | None
+    assistant_message_id: str
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "type": EventType.STREAM_END,
+            "conversation_id": self.conversation_id,
+            "user_message_id": self.user_message_id,
+            "assistant_message_id": self.assistant_message_id,
+        }
+
+
+def _tool_end(_: str, meta: dict[str, Any]) -> ToolEnd:
+    reference = None
+    if "output_bytes" in meta:
+        reference = OutputReference(meta["output_ref"], meta["output_bytes"], meta["truncated"])
+    return ToolEnd(meta["tool"], meta["output"], meta["tool_call_id"], reference)
+
+
+def _confirm_required(_: str, meta: dict[str, Any]) -> ConfirmRequired:
+    return ConfirmRequired(
+        prompt=meta["prompt"],
+        thread_id=meta["thread_id"],
+        tool_call_id=meta["tool_call_id"],
+        interrupt_id=meta["interrupt_id"],
+        decision=meta["decision"],
+        tool_input=meta["input"],
+        confirmation_id=meta["confirmation_id"],
+        expires_at=meta["expires_at"],
+    )
+
+
+_READERS: Final[dict[str, Callable[[str, dict[str, Any]], ChatEvent]]] = {
+    EventType.STREAM_TOKEN: lambda _, m: StreamToken(m["token"]),
+    EventType.TOOL_START: lambda _, m: ToolStart(m["tool"], m["input"], m["tool_call_id"]),
+    EventType.TOOL_END: _tool_end,
+    EventType.TOOL_ERROR: lambda _, m: ToolError(
+        m["tool"], m["error"], m["tool_call_id"], ErrorCode(m["code"])
+    ),
+    EventType.CONFIRM_REQUIRED: _confirm_required,
+    EventType.CONFIRM_RESOLVED: lambda _, m: ConfirmResolved(ConfirmationResult(m["result"])),
+    EventType.PERMISSION_DENIED: lambda content, m: PermissionDenied(
+        m["tool"], m["required_role"], m["tool_call_id"], content
+    ),
+    EventType.ERROR: lambda _, m: ErrorEvent(ErrorCode(m["code"]), m["detail"]),
+    EventType.STREAM_END: lambda _, m: StreamEnd(
+        m["conversation_id"], m["user_message_id"], m["assistant_message_id"]
+    ),
+}
+"""How each type reads its wire form back: the inverse of its `metadata`."""

@@ -170,3 +170,8 @@ def fingerprint(tool: str, args: dict[str, Any], environment: str | None, risk: 
         default=str,
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class NoPendingConfirmationError(Exception):
+    """A confirm or deny with nothing waiting in the conversation, or for another card than the
+    one that waits (404); raised by the chat turns and by the agent alike."""

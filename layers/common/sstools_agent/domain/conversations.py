@@ -9,10 +9,19 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Final, Generic, TypeVar
 
-from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.chat_events import (
+    ChatEvent,
+    ConfirmRequired,
+    ConfirmResolved,
+    PermissionDenied,
+    StreamToken,
+    Text,
+    ToolEnd,
+    ToolError,
+    ToolStart,
+)
 
 TITLE_CHARS: Final = 80
-OUTPUT_REFERENCE_FIELDS: Final = ("output_ref", "output_bytes", "truncated")
 CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
 """What a conversation id may be, wherever a request names one (chat, cancel, REST)."""
 _EVENT_ID: Final = re.compile(
@@ -195,32 +204,36 @@ class TurnRecorder:
 
     def record(self, event: ChatEvent) -> None:
         """Takes note of one event."""
-        meta = event.metadata
-        kind = event.type
-        if kind is EventType.STREAM_TOKEN:
-            self.text.append(str(meta["token"]))
-        elif kind is None:
-            self.text.append(("\n" if self.text else "") + event.content)
-        elif kind is EventType.TOOL_START:
-            self.tool_calls[meta["tool_call_id"]] = {
-                "tool": meta["tool"],
-                "input": meta["input"],
-                "status": "started",
-            }
-        elif kind in (EventType.TOOL_END, EventType.TOOL_ERROR, EventType.PERMISSION_DENIED):
-            call = self.tool_calls.setdefault(meta["tool_call_id"], {"tool": meta["tool"]})
-            call["status"] = kind.value
-            if kind is EventType.TOOL_END:
-                call["output"] = meta["output"]
+        match event:
+            case StreamToken():
+                self.text.append(event.token)
+            case Text():
+                self.text.append(("\n" if self.text else "") + event.text)
+            case ToolStart():
+                self.tool_calls[event.tool_call_id] = {
+                    "tool": event.tool,
+                    "input": event.tool_input,
+                    "status": "started",
+                }
+            case ToolEnd() | ToolError() | PermissionDenied():
+                self._closed(event)
+            case ConfirmRequired() | ConfirmResolved():
+                self.confirmations.append(event.metadata)
+
+    def _closed(self, event: ToolEnd | ToolError | PermissionDenied) -> None:
+        call = self.tool_calls.setdefault(event.tool_call_id, {"tool": event.tool})
+        call["status"] = str(event.type)
+        match event:
+            case ToolEnd():
+                call["output"] = event.output
                 # A large output is kept by reference: the summary above, the whole elsewhere.
-                call |= {key: meta[key] for key in OUTPUT_REFERENCE_FIELDS if key in meta}
-            elif kind is EventType.TOOL_ERROR:
-                call["error"] = meta["error"]
-                call["code"] = meta.get("code")
-            else:
-                call["required_role"] = meta.get("required_role")
-        elif kind in (EventType.CONFIRM_REQUIRED, EventType.CONFIRM_RESOLVED):
-            self.confirmations.append(dict(meta))
+                if event.reference is not None:
+                    call |= event.reference.to_fields()
+            case ToolError():
+                call["error"] = event.error
+                call["code"] = event.code
+            case PermissionDenied():
+                call["required_role"] = event.required_role
 
     @property
     def answer(self) -> str:

@@ -11,11 +11,11 @@ stream carries the full output up to `MAX_LIVE_OUTPUT_BYTES`, the reference abov
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 from urllib.parse import quote
 
-from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.chat_events import ChatEvent, OutputReference, ToolEnd
 from sstools_agent.domain.tool_output_summary import summarise_tool_output
 
 MAX_ITEM_BYTES: Final = 350 * 1024
@@ -66,42 +66,28 @@ class TurnOutputBudget:
 
     def plan(self, event: ChatEvent) -> OutputPlan | None:
         """The plan for a tool_end event (None for every other event)."""
-        if event.type is not EventType.TOOL_END:
+        if not isinstance(event, ToolEnd):
             return None
-        full = json_bytes(event.metadata.get("output"))
+        full = json_bytes(event.output)
         if len(full) <= min(MAX_INLINE_OUTPUT_BYTES, self.inline_left):
             self.inline_left -= len(full)
             return OutputPlan(full, keep_by_reference=False)
         return OutputPlan(full, keep_by_reference=True)
 
 
-def referenced(event: ChatEvent, conversation_id: str, size: int, *, kept: bool) -> ChatEvent:
+def referenced(event: ToolEnd, conversation_id: str, size: int, *, kept: bool) -> ToolEnd:
     """A tool_end event with its output replaced by the summary and a reference to the whole
     (`output_ref` is None when keeping it failed: only the summary remains)."""
-    meta = event.metadata
-    summary = summarise_tool_output(meta.get("output"), STORED_SUMMARY_CHARS)
-    tool_call_id = str(meta.get("tool_call_id", ""))
-    return ChatEvent(
-        event.content,
-        {
-            **meta,
-            "output": json.loads(summary.content),
-            "output_ref": tool_output_path(conversation_id, tool_call_id) if kept else None,
-            "output_bytes": size,
-            "truncated": True,
-        },
+    summary = summarise_tool_output(event.output, STORED_SUMMARY_CHARS)
+    path = tool_output_path(conversation_id, event.tool_call_id) if kept else None
+    return replace(
+        event,
+        output=json.loads(summary.content),
+        reference=OutputReference(path, size, truncated=True),
     )
 
 
-def with_reference(event: ChatEvent, conversation_id: str, size: int) -> ChatEvent:
+def with_reference(event: ToolEnd, conversation_id: str, size: int) -> ToolEnd:
     """The live form of a kept output: the full output with its reference beside it."""
-    tool_call_id = str(event.metadata.get("tool_call_id", ""))
-    return ChatEvent(
-        event.content,
-        {
-            **event.metadata,
-            "output_ref": tool_output_path(conversation_id, tool_call_id),
-            "output_bytes": size,
-            "truncated": False,
-        },
-    )
+    path = tool_output_path(conversation_id, event.tool_call_id)
+    return replace(event, reference=OutputReference(path, size, truncated=False))

@@ -11,12 +11,13 @@ from fastapi.responses import JSONResponse
 
 from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
 from sstools_agent.chat.service import NotRunning
-from sstools_agent.chat.turns import ConfirmationNotPermitted, NoPendingConfirmationError
+from sstools_agent.chat.turns import ConfirmationNotPermitted
 from sstools_agent.domain.confirmations import (
     ConfirmationDecided,
     ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
+    NoPendingConfirmationError,
 )
 from sstools_agent.domain.conversations import (
     ConversationArchived,
