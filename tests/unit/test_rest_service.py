@@ -15,8 +15,8 @@ from sstools_agent.domain.conversations import (
 )
 from sstools_agent.domain.cursors import CursorCodec, InvalidCursor
 from sstools_agent.domain.ports import BlobStoreError
-from sstools_agent.domain.tool_outputs import tool_output_key
-from sstools_agent.rest.service import ConversationsApi, ToolOutputNotFound
+from sstools_agent.domain.tool_outputs import ToolOutputNotFound, tool_output_key
+from sstools_agent.rest.service import ConversationsApi
 
 pytestmark = pytest.mark.anyio
 SECRET = "a-cursor-secret-for-tests-0123456789"

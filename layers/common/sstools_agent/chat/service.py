@@ -20,7 +20,7 @@ from sstools_agent.chat.request import ChatRequestBody
 from sstools_agent.chat.turns import ChatTurns, PreparedTurn
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.chat_events import ChatEvent
-from sstools_agent.domain.conversations import parse_event_id
+from sstools_agent.domain.conversations import NotRunning, parse_event_id
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal
 from sstools_agent.domain.ports import AuditSink
@@ -32,10 +32,6 @@ from sstools_agent.domain.ui_context import (
 )
 
 logger = logging.getLogger(__name__)
-
-
-class NotRunning(Exception):
-    """A cancel for a conversation in which no answer runs (409)."""
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from sstools_agent.domain.confirmations import (
     ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
+    ConfirmationNotPermitted,
     ConfirmationStatus,
     ExecutionState,
     NoPendingConfirmationError,
@@ -85,14 +86,6 @@ STOPPED_TEXT: Final = "Генерация остановлена по запро
 ABANDONED_READ_TEXT: Final = "Чтение {tool} прервано остановкой генерации; ничего не изменено."
 
 Action = Literal["confirm", "deny", "resume"] | None
-
-
-class ConfirmationNotPermitted(Exception):
-    """A confirm whose user may no longer make the card's call (403); the card still waits."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
 
 
 # A card that is not confirmed any more resolves as this when the next access finds it.

@@ -175,3 +175,11 @@ def fingerprint(tool: str, args: dict[str, Any], environment: str | None, risk: 
 class NoPendingConfirmationError(Exception):
     """A confirm or deny with nothing waiting in the conversation, or for another card than the
     one that waits (404); raised by the chat turns and by the agent alike."""
+
+
+class ConfirmationNotPermitted(Exception):
+    """A confirm whose user may no longer make the card's call (403); the card still waits."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail

@@ -238,3 +238,7 @@ class TurnRecorder:
     @property
     def answer(self) -> str:
         return "".join(self.text)
+
+
+class NotRunning(Exception):
+    """A cancel for a conversation in which no answer runs (409)."""

@@ -258,3 +258,7 @@ class JwtIssuer:
     def service_token(self, ttl_s: int = DEFAULT_SERVICE_TOKEN_TTL_S) -> MintedToken:
         """A token shaped like the agent's service token (tests of the verifiers)."""
         return self.issue(SERVICE_SUBJECT, ttl_s, SERVICE_TOKEN_CLAIMS)
+
+
+class InvalidCredentials(Exception):
+    """Client credentials that are not the agent's (401)."""

@@ -91,3 +91,7 @@ def with_reference(event: ToolEnd, conversation_id: str, size: int) -> ToolEnd:
     """The live form of a kept output: the full output with its reference beside it."""
     path = tool_output_path(conversation_id, event.tool_call_id)
     return replace(event, reference=OutputReference(path, size, truncated=False))
+
+
+class ToolOutputNotFound(Exception):
+    """No kept output for this tool call (never kept, or expired with the bucket's rule): 404."""

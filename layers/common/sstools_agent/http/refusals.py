@@ -10,13 +10,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
-from sstools_agent.chat.service import NotRunning
-from sstools_agent.chat.turns import ConfirmationNotPermitted
 from sstools_agent.domain.confirmations import (
     ConfirmationDecided,
     ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
+    ConfirmationNotPermitted,
     NoPendingConfirmationError,
 )
 from sstools_agent.domain.conversations import (
@@ -24,15 +23,16 @@ from sstools_agent.domain.conversations import (
     ConversationBusy,
     ConversationNotFound,
     IdempotencyKeyReused,
+    NotRunning,
 )
 from sstools_agent.domain.cursors import InvalidCursor
 from sstools_agent.domain.errors import ErrorCode
-from sstools_agent.domain.identity import AuthenticationError
+from sstools_agent.domain.identity import AuthenticationError, InvalidCredentials
 from sstools_agent.domain.ports import BlobStoreError
+from sstools_agent.domain.tool_outputs import ToolOutputNotFound
 from sstools_agent.domain.ui_context import ContextRejected
 from sstools_agent.http.auth import TooManyAttempts
 from sstools_agent.http.errors import error
-from sstools_agent.rest.service import InvalidCredentials, ToolOutputNotFound
 
 OWN_DETAIL: Final = None
 """In the table: the exception carries the text the caller reads (`detail`)."""

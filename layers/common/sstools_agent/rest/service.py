@@ -23,20 +23,17 @@ from sstools_agent.domain.conversations import (
     now_iso,
 )
 from sstools_agent.domain.cursors import CursorCodec, InvalidCursor
-from sstools_agent.domain.identity import ClientCredentials, MintedToken, TokenIssuer
+from sstools_agent.domain.identity import (
+    ClientCredentials,
+    InvalidCredentials,
+    MintedToken,
+    TokenIssuer,
+)
 from sstools_agent.domain.ports import BlobStore, ConversationStore
-from sstools_agent.domain.tool_outputs import tool_output_key
+from sstools_agent.domain.tool_outputs import ToolOutputNotFound, tool_output_key
 
 T = TypeVar("T")
 DEFAULT_TITLE = "Новый разговор"
-
-
-class InvalidCredentials(Exception):
-    """Client credentials that are not the agent's (401)."""
-
-
-class ToolOutputNotFound(Exception):
-    """No kept output for this tool call (never kept, or expired with the bucket's rule): 404."""
 
 
 @dataclass(frozen=True, slots=True)

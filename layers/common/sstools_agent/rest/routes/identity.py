@@ -6,6 +6,7 @@ from typing import Annotated, Final
 
 from fastapi import APIRouter, Header, Request, Response
 
+from sstools_agent.domain.identity import InvalidCredentials
 from sstools_agent.http.auth import (
     TooManyAttempts,
     audit_auth_failure,
@@ -14,7 +15,6 @@ from sstools_agent.http.auth import (
 )
 from sstools_agent.rest.deps import Api, responses
 from sstools_agent.rest.schemas import Jwks, ServiceTokenRequest, ServiceTokenResponse
-from sstools_agent.rest.service import InvalidCredentials
 
 JWKS_MAX_AGE_S: Final = 300
 
