@@ -50,7 +50,7 @@ from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 STREAM_MODES: Final[list[StreamMode]] = ["messages", "updates", "custom"]
 Durability = Literal["sync", "async", "exit"]
 # Checkpoint at the end of a run (and at an interrupt) rather than at every step: measured
-# 4 writes per turn instead of about 16 (design.md); a run that dies midway is retried whole.
+# 4 writes per turn instead of about 16 (make bench); a run that dies midway is retried whole.
 DEFAULT_DURABILITY: Final[Durability] = "exit"
 
 
