@@ -104,12 +104,15 @@ class EventMapper:
 
     def on_interrupt(self, pending: Interrupt) -> ConfirmRequired:
         """The card of a pending interrupt."""
-        card = ConfirmationInterrupt.from_dict(pending.value)
+        return self.card(pending.id, ConfirmationInterrupt.from_dict(pending.value))
+
+    def card(self, interrupt_id: str, card: ConfirmationInterrupt) -> ConfirmRequired:
+        """The `confirm_required` event of a call waiting behind `interrupt_id`."""
         return ConfirmRequired(
             prompt=card.decision.get("prompt", ""),
             thread_id=self.thread_id,
             tool_call_id=card.tool_call_id,
-            interrupt_id=pending.id,
+            interrupt_id=interrupt_id,
             decision=card.decision,
             tool_input=card.args,
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from sstools_agent.domain.chat_events import ConfirmationResult
-from sstools_agent.domain.confirmations import fingerprint
+from sstools_agent.domain.confirmations import card_fingerprint
 
 APPROVE: Final = "approve"
 REJECT: Final = "reject"
@@ -33,12 +33,7 @@ class ConfirmationInterrupt:
     @property
     def fingerprint(self) -> str:
         """The fingerprint of the call as the card showed it."""
-        return fingerprint(
-            self.tool,
-            self.args,
-            self.decision.get("environment"),
-            str(self.decision.get("risk", "")),
-        )
+        return card_fingerprint(self.tool, self.args, self.decision)
 
     def to_dict(self) -> dict[str, Any]:
         """The value passed to `interrupt()`."""

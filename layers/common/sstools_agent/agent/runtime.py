@@ -220,12 +220,10 @@ class ChatAgent:
         )
         return EventMapper(thread_id).on_tool_message(message)
 
-    async def pending_card(self, thread_id: str) -> ConfirmRequired | None:
-        """The `confirm_required` event of the pending confirmation, to show it again."""
-        state = await self.graph.aget_state(self._config(thread_id))
-        for pending in state.interrupts:
-            return EventMapper(thread_id).on_interrupt(pending)
-        return None
+    @staticmethod
+    def card_of(thread_id: str, pending: PendingConfirmation) -> ConfirmRequired:
+        """The `confirm_required` event of a pending confirmation, to show it again."""
+        return EventMapper(thread_id).card(pending.interrupt_id, pending)
 
     async def _stream(
         self, thread_id: str, graph_input: Any, context: AgentRunContext

@@ -16,7 +16,6 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 import anyio
@@ -50,7 +49,7 @@ from sstools_agent.domain.confirmations import (
     ExecutionState,
     NoPendingConfirmationError,
     Settlement,
-    fingerprint,
+    card_fingerprint,
     outcome_text,
 )
 from sstools_agent.domain.conversations import (
@@ -372,17 +371,14 @@ class ChatTurns:
             ConfirmationStatus.CANCELLED,
         ):
             raise ConfirmationDecided(confirmation.confirmation_id)
-        if confirmation.expired(time.time()):
-            current = await self.store.get(conversation_id)
-            if current is None or current.pending_confirmation_id != confirmation.confirmation_id:
-                raise ConfirmationExpired(confirmation.confirmation_id)
+        expired = confirmation.expired(time.time())
         agent = self._agent_factory()
         pending = await agent.pending_confirmation(conversation_id)
         if pending is None or pending.fingerprint != confirmation.fingerprint:
-            if confirmation.expired(time.time()):  # another click is telling it right now
+            if expired:  # the expiry was told already (or is being told by another click)
                 raise ConfirmationExpired(confirmation.confirmation_id)
             raise NoPendingConfirmationError(conversation_id)
-        if role is not None and not confirmation.expired(time.time()):
+        if role is not None and not expired:
             permission = agent.permission_for(pending, role)
             if not permission.allowed:
                 raise ConfirmationNotPermitted(
@@ -421,12 +417,13 @@ class ChatTurns:
             if turn.result is ConfirmationResult.CONFIRMED:
                 turn.journaled.add(turn.confirmation.tool_call_id)
                 context = replace(context, confirmed_call=self._journal(turn, turn.confirmation))
+            failed = False
             async for event in agent.resolve(conversation_id, turn.result, context):
+                failed = failed or isinstance(event, ErrorEvent)
                 yield await self._held(turn, event)
-            # Forgotten only once the checkpoint has closed the call (a run that failed midway
-            # may not have): until then the next access settles it with the journal's truth.
-            still = await agent.pending_confirmation(conversation_id)
-            if still is None or still.tool_call_id != turn.confirmation.tool_call_id:
+            # A run that ended on its own closed the call in the checkpoint: the card is done.
+            # One that failed may not have; the next access settles it with the journal's truth.
+            if not failed:
                 await self.store.clear_pending_confirmation(
                     conversation_id, turn.confirmation.confirmation_id
                 )
@@ -538,12 +535,7 @@ class ChatTurns:
             user=turn.conversation.owner,
             tool_call_id=event.tool_call_id,
             tool=str(decision.get("tool", "")),
-            fingerprint=fingerprint(
-                str(decision.get("tool", "")),
-                event.tool_input,
-                decision.get("environment"),
-                str(decision.get("risk", "")),
-            ),
+            fingerprint=card_fingerprint(str(decision.get("tool", "")), event.tool_input, decision),
             risk=str(decision.get("risk", "")),
             status=ConfirmationStatus.PENDING,
             expires_at=time.time() + self.confirmation_timeout_s,
@@ -553,8 +545,7 @@ class ChatTurns:
         await self.store.set_pending_confirmation(
             confirmation.conversation_id, confirmation.confirmation_id
         )
-        expires = datetime.fromtimestamp(confirmation.expires_at, UTC).isoformat(timespec="seconds")
-        return event.held_as(confirmation.confirmation_id, expires.replace("+00:00", "Z"))
+        return event.held_as(confirmation.confirmation_id, confirmation.expires_iso)
 
     async def stream(
         self, turn: PreparedTurn, context: AgentRunContext
@@ -753,16 +744,8 @@ class ChatTurns:
             return []
         match confirmation.settlement(time.time()):
             case Settlement.CANCEL:
-                card = await agent.pending_card(conversation.conversation_id)
-                if card is None:
-                    return []
-                expires = datetime.fromtimestamp(confirmation.expires_at, UTC)
-                return [
-                    card.held_as(
-                        confirmation.confirmation_id,
-                        expires.isoformat(timespec="seconds").replace("+00:00", "Z"),
-                    )
-                ]
+                card = agent.card_of(conversation.conversation_id, pending)
+                return [card.held_as(confirmation.confirmation_id, confirmation.expires_iso)]
             case Settlement.REPORT:
                 return [Text(outcome_text(pending.tool, confirmation.interrupted_outcome))]
             case _:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Final
 
@@ -116,6 +117,12 @@ class Confirmation:
             self.status is ConfirmationStatus.PENDING and now >= self.expires_at
         )
 
+    @property
+    def expires_iso(self) -> str:
+        """`expires_at` as the card shows it: ISO 8601, UTC, seconds, `Z`."""
+        moment = datetime.fromtimestamp(self.expires_at, UTC).isoformat(timespec="seconds")
+        return moment.replace("+00:00", "Z")
+
     def settlement(self, now: float) -> Settlement:
         """What the next access does when the checkpoint still waits on this card."""
         if self.status is ConfirmationStatus.PENDING and not self.expired(now):
@@ -158,6 +165,11 @@ def execution_may_follow(
     if state in OUTCOMES_OF_A_START:
         return current is ExecutionState.STARTED
     return status is ConfirmationStatus.CONFIRMED and current is None
+
+
+def card_fingerprint(tool: str, args: dict[str, Any], decision: dict[str, Any]) -> str:
+    """The fingerprint of a call as its card shows it: the decision names environment and risk."""
+    return fingerprint(tool, args, decision.get("environment"), str(decision.get("risk", "")))
 
 
 def fingerprint(tool: str, args: dict[str, Any], environment: str | None, risk: str) -> str:
