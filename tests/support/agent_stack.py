@@ -33,10 +33,9 @@ from sstools_agent.tokens import user_token_issuer_from
 from sstools_agent.wiring.adapters import (
     service_token_issuer_from,
     service_verifier_from,
-    tool_policy_from,
     user_verifier_from,
 )
-from sstools_agent.wiring.chat import build_chat
+from sstools_agent.wiring.chat import build_chat, tool_policy_from
 
 user_issuer = user_token_issuer_from
 

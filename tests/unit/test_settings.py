@@ -14,7 +14,8 @@ from sstools_agent.settings import (
     FunctionSettings,
     Settings,
 )
-from sstools_agent.wiring.adapters import tool_policy_from, user_verifier_from
+from sstools_agent.wiring.adapters import user_verifier_from
+from sstools_agent.wiring.chat import tool_policy_from
 from tests.infrastructure.test_sam_build import Resolver
 
 

@@ -24,11 +24,14 @@ from sstools_agent.domain.attempt_limits import (
     AuthFailureSampler,
     FailureLimiter,
 )
-from sstools_agent.domain.catalog_types import DEFAULT_RETRY_DELAY_S, DEFAULT_TOOL_TIMEOUT_S
+from sstools_agent.domain.catalog_types import (
+    DEFAULT_RETRY_DELAY_S,
+    DEFAULT_SQL_DIALECT,
+    DEFAULT_TOOL_TIMEOUT_S,
+)
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS, EnvironmentRegistry
 from sstools_agent.domain.identity import DEFAULT_SERVICE_TOKEN_TTL_S
-from sstools_agent.domain.sql_classifier import DEFAULT_DIALECT
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 
 LOCAL_HS256_SECRET = "local-development-secret-not-for-deployment-0123456789"  # noqa: S105
@@ -221,7 +224,7 @@ class ToolSettings(FunctionSettings):
     tool_retry_delay_s: float = Field(default=DEFAULT_RETRY_DELAY_S, ge=0, le=30)
     tool_output_budget_chars: int = Field(default=DEFAULT_BUDGET_CHARS, ge=200)
     confirm_read_tools: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    sql_dialect: str = DEFAULT_DIALECT
+    sql_dialect: str = DEFAULT_SQL_DIALECT
 
     _split_tools = field_validator("confirm_read_tools", mode="before")(_names)
 

@@ -25,6 +25,8 @@ DEFAULT_TOOL_TIMEOUT_S: Final = 30.0
 """A tool call that has not answered by then is a timeout (a write's status is then unknown)."""
 DEFAULT_RETRY_DELAY_S: Final = 1.0
 """The fixed wait before a read's single retry."""
+DEFAULT_SQL_DIALECT: Final = "postgres"
+"""The dialect SQL tools' statements are parsed in (Superset's databases are mostly Postgres)."""
 
 
 class Operation(StrEnum):

@@ -10,13 +10,15 @@ decisions, the execution journal) hold whichever backend runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sstools_agent.domain.audit import AuditRecord
 from sstools_agent.domain.confirmations import Confirmation, ConfirmationStatus, ExecutionState
 from sstools_agent.domain.conversations import Conversation, Page, StoredMessage
-from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
+
+if TYPE_CHECKING:  # the REST API never resolves tool calls: no SQL parser at its start
+    from sstools_agent.domain.tool_calls import ResolvedToolCall
 
 StoredEvent = tuple[int, dict[str, Any]]
 """A stream event as stored for replay: its sequence number and its wire form."""

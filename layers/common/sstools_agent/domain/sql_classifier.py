@@ -18,10 +18,10 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.catalog_types import DEFAULT_SQL_DIALECT, Operation
 from sstools_agent.domain.sql_functions import SafeFunctions, safe_functions
 
-DEFAULT_DIALECT: Final = "postgres"
+DEFAULT_DIALECT: Final = DEFAULT_SQL_DIALECT
 
 # Nodes that change data, schema, privileges or session state wherever they appear in a tree.
 _WRITE_NODES: Final = (

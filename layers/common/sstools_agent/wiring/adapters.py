@@ -1,7 +1,8 @@
 """The adapters as settings configure them: one plain constructor each, `<thing>_from(settings)`.
 
 Each takes the settings mixin it reads, so a function's settings class is enough to build what
-that function uses. Nothing is cached here: `build_chat` and `build_api` call these once, and the
+that function uses; the agent's own (policy, router, upstream client) are in `wiring.chat`.
+Nothing is cached here: `build_chat` and `build_api` call these once, and the
 function's module-level app holds the result. Nothing here imports the agent (langchain): the
 REST API function starts without it.
 """
@@ -14,12 +15,10 @@ from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.blob_store import S3BlobStore
 from sstools_agent.adapters.dynamodb.confirmations import DynamoDBConfirmationStore
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
-from sstools_agent.adapters.embeddings import BedrockTitanEmbedder, OfflineEmbedder
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.secrets import SecretsReader
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
 from sstools_agent.adapters.stepfunctions import StepFunctionsConfirmationWorkflow
-from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.domain.cursors import CursorCodec
 from sstools_agent.domain.identity import (
     ClientCredentials,
@@ -27,34 +26,18 @@ from sstools_agent.domain.identity import (
     StaticKey,
     UserTokenVerifier,
 )
-from sstools_agent.domain.tool_catalog import CATALOG
-from sstools_agent.domain.tool_policy import ToolPolicy
-from sstools_agent.domain.tool_routing import Embedder, ToolRouter
 from sstools_agent.rest.service import ConversationsApi
 from sstools_agent.settings import (
     ApiSettings,
     AuditSettings,
-    ChatSettings,
     ConfirmationSettings,
     ConversationStoreSettings,
     OffloadBucketSettings,
-    RoutingSettings,
     SecretsSettings,
     ServiceTokenClientSettings,
     ServiceTokenIssuerSettings,
-    ToolSettings,
     UserAuthSettings,
 )
-
-
-def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
-    """The tool policy for these settings."""
-    return ToolPolicy(
-        CATALOG,
-        settings.environments(),
-        confirm_reads=frozenset(settings.confirm_read_tools),
-        sql_dialect=settings.sql_dialect,
-    )
 
 
 def user_verifier_from(settings: UserAuthSettings) -> UserTokenVerifier:
@@ -72,31 +55,6 @@ def user_verifier_from(settings: UserAuthSettings) -> UserTokenVerifier:
         issuer=settings.jwt_issuer,
         audience=settings.jwt_audience,
         roles_claim=settings.jwt_roles_claim,
-    )
-
-
-def tool_router_from(settings: RoutingSettings) -> ToolRouter | None:
-    """The tool router as configured (None when routing is off)."""
-    if settings.tool_routing == "off":
-        return None
-    if settings.tool_routing == "keywords":
-        return ToolRouter(None)
-    embedder: Embedder
-    if settings.embeddings_provider == "bedrock":
-        embedder = BedrockTitanEmbedder(
-            region=settings.aws_region, model_id=settings.bedrock_embedding_model_id
-        )
-    else:
-        embedder = OfflineEmbedder()
-    return ToolRouter(embedder)
-
-
-def upstream_client_from(settings: ToolSettings) -> UpstreamToolClient:
-    """The upstream tool client for these settings."""
-    return UpstreamToolClient(
-        settings.upstream_base_url,
-        default_timeout_s=settings.tool_timeout_s,
-        retry_delay_s=settings.tool_retry_delay_s,
     )
 
 

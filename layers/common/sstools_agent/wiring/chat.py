@@ -7,7 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sstools_agent.adapters.checkpointer import checkpointer_from
+from sstools_agent.adapters.embeddings import BedrockTitanEmbedder, OfflineEmbedder
 from sstools_agent.adapters.service_tokens import ServiceTokenSource
+from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.models import build_chat_model
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.turns import ChatTurns
@@ -22,7 +24,15 @@ from sstools_agent.domain.ports import (
     ConfirmationWorkflow,
     ConversationStore,
 )
-from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S, ChatSettings
+from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_routing import Embedder, ToolRouter
+from sstools_agent.settings import (
+    DEFAULT_PREFETCH_TIMEOUT_S,
+    ChatSettings,
+    RoutingSettings,
+    ToolSettings,
+)
 from sstools_agent.wiring.adapters import (
     audit_sink_from,
     confirmation_store_from,
@@ -31,11 +41,43 @@ from sstools_agent.wiring.adapters import (
     secrets_reader_from,
     service_token_client_from,
     tool_output_store_from,
-    tool_policy_from,
-    tool_router_from,
-    upstream_client_from,
     user_verifier_from,
 )
+
+
+def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
+    """The tool policy for these settings."""
+    return ToolPolicy(
+        CATALOG,
+        settings.environments(),
+        confirm_reads=frozenset(settings.confirm_read_tools),
+        sql_dialect=settings.sql_dialect,
+    )
+
+
+def tool_router_from(settings: RoutingSettings) -> ToolRouter | None:
+    """The tool router as configured (None when routing is off)."""
+    if settings.tool_routing == "off":
+        return None
+    if settings.tool_routing == "keywords":
+        return ToolRouter(None)
+    embedder: Embedder
+    if settings.embeddings_provider == "bedrock":
+        embedder = BedrockTitanEmbedder(
+            region=settings.aws_region, model_id=settings.bedrock_embedding_model_id
+        )
+    else:
+        embedder = OfflineEmbedder()
+    return ToolRouter(embedder)
+
+
+def upstream_client_from(settings: ToolSettings) -> UpstreamToolClient:
+    """The upstream tool client for these settings."""
+    return UpstreamToolClient(
+        settings.upstream_base_url,
+        default_timeout_s=settings.tool_timeout_s,
+        retry_delay_s=settings.tool_retry_delay_s,
+    )
 
 
 @dataclass(frozen=True, slots=True)
