@@ -344,3 +344,39 @@ def test_failed_service_token_requests_are_audited_and_rate_limited(stack: Agent
             assert 0 < int(response.headers["Retry-After"]) <= 60
         # And another source still gets its token
         assert client.post(token, json=right, headers=agent).status_code == 200
+
+
+def test_a_method_a_path_does_not_serve_is_405_with_its_own_code_and_allow(apps: Apps):
+    response = httpx.patch(
+        f"{apps.api_url}/api/assistant/conversations/{SOME_ID}", json={}, headers=apps.bearer()
+    )
+    assert response.status_code == 405
+    assert response.json()["code"] == "METHOD_NOT_ALLOWED"
+    assert "DELETE" in response.headers["Allow"]
+
+
+@pytest.mark.parametrize("ui_context", ["x", 5, ["dashboard"]], ids=["text", "number", "list"])
+def test_the_rest_api_refuses_a_page_context_as_the_chat_does_and_audits_it(
+    apps: Apps, ui_context: Any
+):
+    headers = apps.bearer()
+    listed = httpx.get(f"{apps.api_url}/api/assistant/conversations", headers=headers).json()
+    before = len(apps.api_audit.records)
+    chat = httpx.post(
+        f"{apps.chat_url}/api/agent/chat",
+        json={"message": "hi", "ui_context": ui_context},
+        headers=headers,
+    )
+    api = httpx.post(
+        f"{apps.api_url}/api/assistant/conversations",
+        json={"title": "t", "ui_context": ui_context},
+        headers=headers,
+    )
+    for response in (chat, api):
+        assert response.status_code == 422
+        assert response.json()["code"] == "INVALID_CONTEXT"
+        assert response.json()["problems"][0]["reason"] == "not_an_object"
+    rejected = [r for r in apps.api_audit.records[before:] if r.kind is AuditKind.CONTEXT_REJECTED]
+    assert len(rejected) == 1
+    after = httpx.get(f"{apps.api_url}/api/assistant/conversations", headers=headers).json()
+    assert after == listed

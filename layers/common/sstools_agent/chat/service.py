@@ -12,24 +12,17 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
 
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.chat.request import ChatRequestBody
 from sstools_agent.chat.turns import ChatTurns, PreparedTurn
-from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.domain.audit import audited_ui_context
 from sstools_agent.domain.chat_events import ChatEvent
 from sstools_agent.domain.conversations import NotRunning, parse_event_id
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal
 from sstools_agent.domain.ports import AuditSink
-from sstools_agent.domain.ui_context import (
-    ContextRejected,
-    UIContext,
-    UIContextRejection,
-    parse_ui_context,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -62,26 +55,6 @@ class ChatService:
         self.audit = audit
         self.service_token = service_token
 
-    def page_context(
-        self, ui_context: Any, principal: Principal, conversation_id: str | None
-    ) -> UIContext | None:
-        """The validated page context; ContextRejected (audited) when it is not valid."""
-        if ui_context is None:
-            return None
-        parsed = parse_ui_context(ui_context, self.environments)
-        if isinstance(parsed, UIContextRejection):
-            self.audit.emit(
-                AuditRecord(
-                    AuditKind.CONTEXT_REJECTED,
-                    principal.subject,
-                    "refused",
-                    conversation_id,
-                    parsed.to_error_body(),
-                )
-            )
-            raise ContextRejected(parsed)
-        return parsed
-
     async def open(
         self,
         principal: Principal,
@@ -95,7 +68,13 @@ class ChatService:
 
         A confirm or deny resumes in the card's own page context, whatever this request says
         (ChatAgent.resolve binds it); the request's context is validated all the same."""
-        ui_context = self.page_context(body.ui_context, principal, body.conversation_id)
+        ui_context = audited_ui_context(
+            body.ui_context,
+            self.environments,
+            self.audit.emit,
+            principal.subject,
+            body.conversation_id,
+        )
         try:
             service_token = await self.service_token()
         except ServiceTokenUnavailable as failure:

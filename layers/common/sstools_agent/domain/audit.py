@@ -12,7 +12,14 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Final
 
+from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import SERVICE_SUBJECT
+from sstools_agent.domain.ui_context import (
+    ContextRejected,
+    UIContext,
+    UIContextRejection,
+    parse_ui_context,
+)
 
 AUDIT_SOURCE: Final = "sstools.agent.chat"
 RETENTION_DAYS: Final = 400
@@ -116,3 +123,25 @@ def _sort_time_of(emitted_at: object, event_time: str) -> str:
             except ValueError:
                 continue
     return event_time
+
+
+def audited_ui_context(
+    payload: object,
+    environments: EnvironmentRegistry,
+    emit: Callable[[AuditRecord], None],
+    user: str,
+    conversation_id: str | None,
+) -> UIContext | None:
+    """A request's page context, validated; a refused one is audited (who sent it, where, why)
+    and raised as ContextRejected (422). The chat and the REST API both call this."""
+    if payload is None:
+        return None
+    parsed = parse_ui_context(payload, environments)
+    if isinstance(parsed, UIContextRejection):
+        emit(
+            AuditRecord(
+                AuditKind.CONTEXT_REJECTED, user, "refused", conversation_id, parsed.to_error_body()
+            )
+        )
+        raise ContextRejected(parsed)
+    return parsed

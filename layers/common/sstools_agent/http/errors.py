@@ -4,7 +4,7 @@ problems of a rejected page context), and the one refusal table both apps share.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from fastapi import FastAPI, Request
@@ -36,6 +36,7 @@ HTTP_STATUS_CODES: dict[int, ErrorCode] = {
     401: ErrorCode.UNAUTHORIZED,
     403: ErrorCode.FORBIDDEN,
     404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
 }
 
 
@@ -57,12 +58,23 @@ async def http_error(request: Request, exc: Exception) -> JSONResponse:
     if exc.status_code == 405:
         methods = {
             method
-            for route in request.app.routes
-            if isinstance(route, APIRoute) and route.path_regex.match(request.url.path)
+            for route in _api_routes(request.app.routes)
+            if route.path_regex.match(request.url.path)
             for method in route.methods or ()
         }
         response.headers["Allow"] = ", ".join(sorted(methods))
     return response
+
+
+def _api_routes(routes: Sequence[Any]) -> Iterator[APIRoute]:
+    """Every endpoint of an app, inside included routers too (FastAPI keeps an included router
+    as one route holding the original: its `original_router`)."""
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield route
+        nested = getattr(getattr(route, "original_router", route), "routes", None)
+        if nested is not None and nested is not routes:
+            yield from _api_routes(nested)
 
 
 def single_query_values(request: Request) -> None:

@@ -16,11 +16,11 @@ from fastapi import Depends, Header, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
+from sstools_agent.domain.audit import audited_ui_context
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
-from sstools_agent.domain.ui_context import ContextRejected, UIContextRejection, parse_ui_context
 from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.observability import Observability
 from sstools_agent.rest.schemas import TOOL_CALL_ID_PATTERN, ErrorBody
@@ -44,14 +44,14 @@ class ApiDeps:
     """Powertools instances of one service share their handlers and metric set: these are
     the function's own."""
 
-    def checked_context(self, ui_context: dict[str, Any] | None) -> dict[str, Any] | None:
-        """A page context validated as the chat validates it; ContextRejected (422) otherwise."""
-        if ui_context is None:
-            return None
-        parsed = parse_ui_context(ui_context, self.environments)
-        if isinstance(parsed, UIContextRejection):
-            raise ContextRejected(parsed)
-        return parsed.to_payload()
+    def checked_context(
+        self, ui_context: Any, caller: Principal, conversation_id: str | None = None
+    ) -> dict[str, Any] | None:
+        """A page context validated and audited as the chat does; ContextRejected (422)."""
+        page = audited_ui_context(
+            ui_context, self.environments, self.audit.emit, caller.subject, conversation_id
+        )
+        return page.to_payload() if page else None
 
 
 def rest_api(request: Request) -> ApiDeps:

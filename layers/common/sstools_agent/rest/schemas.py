@@ -65,7 +65,8 @@ class CreateConversationBody(BaseModel):
 
     title: Title | None = None
     """Defaults to «Новый разговор»."""
-    ui_context: dict[str, Any] | None = None
+    ui_context: Any = None
+    """Validated on its own, as the chat validates it (INVALID_CONTEXT with its problems)."""
     """The page the conversation starts from (validated like the chat's)."""
 
 
@@ -140,7 +141,8 @@ class AppendMessageBody(BaseModel):
 
     role: Literal["user", "assistant"]
     content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_APPENDED_CHARS)]
-    ui_context: dict[str, Any] | None = None
+    ui_context: Any = None
+    """Validated on its own, as the chat validates it (INVALID_CONTEXT with its problems)."""
 
 
 class ArchivedConversation(BaseModel):

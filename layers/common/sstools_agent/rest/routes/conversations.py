@@ -43,7 +43,7 @@ router = APIRouter()
 async def create(body: CreateConversationBody, caller: Caller, api: Api) -> ConversationCreated:
     """Starts an empty conversation (the chat's first message may also create one)."""
     conversation = await api.conversations.create(
-        caller.subject, body.title, api.checked_context(body.ui_context)
+        caller.subject, body.title, api.checked_context(body.ui_context, caller)
     )
     api.observability.metrics.add_metric("ConversationsCreated", MetricUnit.Count, 1)
     return ConversationCreated(
@@ -104,7 +104,7 @@ async def append(
         id,
         role=MessageRole(body.role),
         content=body.content,
-        ui_context=api.checked_context(body.ui_context),
+        ui_context=api.checked_context(body.ui_context, caller, id),
         idempotency_key=idempotency_key,
     )
     response.status_code = 200 if replayed else 201
