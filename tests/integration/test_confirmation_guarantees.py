@@ -455,3 +455,78 @@ async def test_a_confirmed_call_whose_run_failed_afterwards_is_never_called_canc
     assert "отменена" not in text
     assert "ничего не изменено" not in text
     assert deploys(chat) == 1
+
+
+# --- Two writes in one model message: one card at a time -------------------------------------
+
+BRANCH_CALL = {
+    "name": "create_branch",
+    "args": {"dashboard_id": "10", "branch_name": "rt-x"},
+    "id": "call-branch",
+}
+BRANCHES = "/api/environments/ss-dev/dashboards/10/git/branches"
+
+
+def outcome_records(chat: ScriptedChat, call_id: str) -> list[AuditKind]:
+    kinds = (AuditKind.TOOL_CALLED, AuditKind.TOOL_OUTCOME_UNKNOWN, AuditKind.TOOL_NOT_RUN)
+    return [
+        r.kind
+        for r in chat.audit.records
+        if r.kind in kinds and r.detail.get("tool_call_id") == call_id
+    ]
+
+
+async def test_two_writes_in_one_message_get_one_card_and_the_other_is_not_run(
+    chat: ScriptedChat,
+):
+    # Given the model asks for a deploy and a branch in one message
+    chat.model.calls = [DEPLOY_CALL, BRANCH_CALL]
+    status, events, _ = await post_stream(
+        chat, {"message": "задеплой и создай ветку", "ui_context": DASHBOARD_10}
+    )
+    assert status == 200
+    # Then only the first gets a card; the second is told not run, nothing changed
+    cards = [e.data["metadata"] for e in events if e.type == "confirm_required"]
+    assert [card["tool_call_id"] for card in cards] == ["call-deploy"]
+    [refused] = [e.data["metadata"] for e in events if e.type == "tool_error"]
+    assert (refused["tool_call_id"], refused["code"]) == ("call-branch", "TOOL_NOT_RUN")
+    conversation = events[-1].data["metadata"]["conversation_id"]
+    await wait_for(lambda: "task_token" in confirmation_item(chat, cards[0]["confirmation_id"]))
+    # When the card is confirmed, after the connection dropped once mid-call and a retry
+    chat.stack.upstream.plan.add(
+        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=1.5)
+    )
+    await confirm_and_drop_in_flight(chat, conversation, cards[0])
+    await wait_unlocked(chat, conversation)
+    status, _, refused_again = await post_stream(
+        chat, confirm_body(conversation, cards[0], DASHBOARD_10)
+    )
+    # Then the deploy ran once, the branch never, and no second card ever appeared
+    assert (status, refused_again and refused_again["code"]) == (409, "ALREADY_DECIDED")
+    later = await follow_up(chat, conversation, "ну что там?")
+    assert not [e for e in later if e.type == "confirm_required"]
+    assert deploys(chat) == 1
+    assert chat.stack.upstream.plan.requests("POST", BRANCHES) == 0
+    assert outcome_records(chat, "call-deploy") == [AuditKind.TOOL_OUTCOME_UNKNOWN]
+
+
+@pytest.mark.parametrize("resume_from", [None, 1], ids=["from the start", "from the card"])
+async def test_a_reconnect_from_before_the_card_still_says_status_unknown(
+    chat: ScriptedChat, resume_from: int | None
+):
+    # Given a confirmed deploy dropped in flight
+    conversation, card = await deploy_card(chat)
+    chat.stack.upstream.plan.add(
+        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=1.5)
+    )
+    await confirm_and_drop_in_flight(chat, conversation, card)
+    await wait_unlocked(chat, conversation)
+    # When the page reconnects and replays from the start (a fresh load) or from the card
+    body: dict[str, Any] = {"action": "resume", "conversation_id": conversation}
+    if resume_from is not None:
+        body["last_event_id"] = f"{conversation}:{resume_from}"
+    status, replay, _ = await post_stream(chat, body)
+    # Then after the replayed (spent) card it says the deploy's status is unknown
+    assert status == 200
+    assert "статус операции неизвестен" in told(replay).lower()
+    assert deploys(chat) == 1

@@ -206,6 +206,28 @@ async def test_a_confirmed_card_runs_its_call_once_and_journals_it(chat: Chat):
     assert chat.runner.calls.count("deploy_dashboard") == 1
 
 
+async def test_a_confirm_that_loses_the_race_with_the_timer_runs_nothing_and_says_so(chat: Chat):
+    # Given a card whose timer closed the wait just as the confirm's write landed
+    events = await chat.turn("egor", DEPLOY)
+    confirmation_id = card(events)["confirmation_id"]
+    conversation_id = ended(events)["conversation_id"]
+    chat.workflow.time_out(confirmation_id, card_expires=False)
+    # When the confirm goes on
+    resolved = await chat.turn(
+        "egor",
+        None,
+        conversation_id=conversation_id,
+        action="confirm",
+        confirmation_id=confirmation_id,
+        role=Role.ENGINEER,
+    )
+    # Then the user is told it expired, nothing ran, and the audit log says not run, once
+    assert resolved[0].metadata == {"type": "confirm_resolved", "result": "expired"}
+    assert "deploy_dashboard" not in chat.runner.calls
+    not_run = [r for r in chat.audit.records if r.kind is AuditKind.TOOL_NOT_RUN]
+    assert [r.detail["confirmation_id"] for r in not_run] == [confirmation_id]
+
+
 async def test_a_new_message_cancels_the_open_card(chat: Chat):
     events = await chat.turn("egor", DEPLOY)
     confirmation_id = card(events)["confirmation_id"]

@@ -454,10 +454,12 @@ class InMemoryConfirmationWorkflow(FailureSwitches):
         self.results[task_token] = result
         return True
 
-    def time_out(self, confirmation_id: str) -> None:
-        """The wait timed out: the token is closed and the card expires if still pending."""
+    def time_out(self, confirmation_id: str, *, card_expires: bool = True) -> None:
+        """The wait timed out: the token is closed and the card expires if still pending
+        (`card_expires=False`: the timer closed the token but lost the race for the card, as
+        when a confirm's conditional write lands first)."""
         self._open = {t: c for t, c in self._open.items() if c != confirmation_id}
-        if self.store is not None:
+        if self.store is not None and card_expires:
             self.store.expire(confirmation_id)
 
 

@@ -83,10 +83,10 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         except Exception as error:
             raise ModelUnavailableError(f"{type(error).__name__}: {error}") from error
 
-    def _gate(self, request: ToolCallRequest) -> ToolMessage | GuardrailDecision | None:
-        """A refusal for a call that must not run now; the decision of a call the user just
-        confirmed; None for a call that may run without one."""
-        context = cast(AgentRunContext, request.runtime.context)
+    def _checked(
+        self, request: ToolCallRequest, context: AgentRunContext
+    ) -> ToolMessage | GuardrailDecision:
+        """The call's decision, or a refusal: bad arguments, no permission, not on this page."""
         name, args = request.tool_call["name"], request.tool_call["args"]
         try:
             decision = self.policy.evaluate(context.role, name, args, context.ui_context)
@@ -109,8 +109,25 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
                 f"{name} is not available on this page; the tool was not run.",
                 {"event": FAILED, "code": ErrorCode.FORBIDDEN.value},
             )
-        if not decision.requires_confirmation:
-            return None
+        return decision
+
+    def _gate(self, request: ToolCallRequest) -> ToolMessage | GuardrailDecision | None:
+        """A refusal for a call that must not run now; the decision of a call the user just
+        confirmed; None for a call that may run without one."""
+        context = cast(AgentRunContext, request.runtime.context)
+        decision = self._checked(request, context)
+        if isinstance(decision, ToolMessage) or not decision.requires_confirmation:
+            return decision if isinstance(decision, ToolMessage) else None
+        name, args = request.tool_call["name"], request.tool_call["args"]
+        earlier = self._earlier_card(request, context)
+        if earlier is not None:
+            return _refusal(
+                request,
+                f"NOT RUN: {earlier} in the same step waits for the user's confirmation first; "
+                f"one confirmation at a time, so {name} was not run and nothing was changed. "
+                "Ask for it again once that one is decided.",
+                {"event": FAILED, "code": ErrorCode.TOOL_NOT_RUN.value},
+            )
         # The page context goes with the card: a resume runs the call where the card said.
         page = context.ui_context.to_payload() if context.ui_context is not None else None
         card = ConfirmationInterrupt(
@@ -126,6 +143,29 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             "Do not retry unless the user asks.",
             {"event": CANCELLED, "reason": reason},
         )
+
+    def _earlier_card(self, request: ToolCallRequest, context: AgentRunContext) -> str | None:
+        """The tool of an earlier call of the same model message that needs a confirmation too.
+
+        One card at a time: each card is the one call its confirmation runs, and a resume must
+        never reach a sibling card's call (it would get a second card and could run twice)."""
+        call_id = request.tool_call["id"]
+        for message in reversed(request.state.get("messages", [])):
+            calls = getattr(message, "tool_calls", None) or []
+            if not any(call["id"] == call_id for call in calls):
+                continue
+            for call in calls:
+                if call["id"] == call_id:
+                    return None
+                try:
+                    sibling = self.policy.evaluate(
+                        context.role, call["name"], call["args"], context.ui_context
+                    )
+                except InvalidToolCall:
+                    continue
+                if sibling.requires_confirmation:
+                    return str(call["name"])
+        return None
 
     async def _run_confirmed(
         self,

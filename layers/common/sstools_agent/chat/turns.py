@@ -347,9 +347,7 @@ class ChatTurns:
         if confirmation is None:
             return PreparedTurn(held, action, message, run_id)
         try:
-            result = await self._decide(
-                confirmation, owner, action == "confirm", held.pending_confirmation_id
-            )
+            result = await self._decide(confirmation, held, action == "confirm")
         except BaseException:
             await self.store.finish_turn(conversation_id, run_id, held.last_seq, now_iso())
             raise
@@ -388,23 +386,29 @@ class ChatTurns:
         return confirmation
 
     async def _decide(
-        self, confirmation: Confirmation, owner: str, confirmed: bool, awaited: str | None
+        self, confirmation: Confirmation, conversation: Conversation, confirmed: bool
     ) -> ConfirmationResult:
         """Moves the confirmation out of pending exactly once and hands its token back.
 
         The conversation keeps naming the card until the resumed run closes the call in the
         checkpoint: if that run is interrupted, the next access settles the card truthfully.
-        `awaited` is the card the conversation still waits on, read under the lock: an expired
+        `conversation` was read under the lock: the card it still waits on tells whether an expired
         card resolves as expired once (that answer streams `confirm_resolved(expired)`); once
         told, it is ConfirmationExpired (409), never a second resume of a settled call."""
         wanted = ConfirmationStatus.CONFIRMED if confirmed else ConfirmationStatus.DENIED
-        decided = await self.confirmations.decide(confirmation.confirmation_id, owner, wanted)
+        decided = await self.confirmations.decide(
+            confirmation.confirmation_id, conversation.owner, wanted
+        )
         if decided.status is not wanted:  # it expired first: nothing runs
-            if awaited != confirmation.confirmation_id:
+            if conversation.pending_confirmation_id != confirmation.confirmation_id:
                 raise ConfirmationExpired(confirmation.confirmation_id)
             return ConfirmationResult.EXPIRED
         result = ConfirmationResult.CONFIRMED if confirmed else ConfirmationResult.DENIED
         if decided.task_token and not await self.workflow.hand_back(decided.task_token, result):
+            if confirmed:  # the timer won after all: the call will not run, and says so once
+                await _JournaledCall(self.confirmations, self.audit, decided, conversation).record(
+                    ExecutionState.NOT_RUN
+                )
             return ConfirmationResult.EXPIRED
         return result
 
@@ -710,12 +714,14 @@ class ChatTurns:
         """Replays events after `turn.resume_after`, following a run still in progress; then
         re-emits a pending confirmation the client has not seen."""
         conversation_id = turn.conversation.conversation_id
-        seq, saw_card, deadline = turn.resume_after, False, time.monotonic() + limit_s
+        seq, deadline = turn.resume_after, time.monotonic() + limit_s
+        replayed_cards: set[str] = set()
         while True:
             for stored_seq, wire in await self.store.events_after(conversation_id, seq):
                 seq = stored_seq
                 event = ChatEvent.from_wire(wire)
-                saw_card = saw_card or event.type is EventType.CONFIRM_REQUIRED
+                if isinstance(event, ConfirmRequired) and event.confirmation_id:
+                    replayed_cards.add(event.confirmation_id)
                 yield event_id(conversation_id, seq), event
             current = await self.store.get(conversation_id)
             running = (
@@ -726,14 +732,15 @@ class ChatTurns:
             if not running or time.monotonic() > deadline:
                 break
             await asyncio.sleep(FOLLOW_POLL_S)
-        if not saw_card:
-            for event in await self._open_card(current):
-                yield event_id(conversation_id, seq), event
+        for event in await self._open_card(current, replayed_cards):
+            yield event_id(conversation_id, seq), event
 
-    async def _open_card(self, conversation: Conversation | None) -> list[ChatEvent]:
-        """For a reconnect: the card still waiting for a decision, with its id; or, for a
-        confirmed call whose run was interrupted, what is known of it. Never a card that
-        cannot be answered."""
+    async def _open_card(
+        self, conversation: Conversation | None, replayed: set[str]
+    ) -> list[ChatEvent]:
+        """For a reconnect: the card still waiting for a decision, with its id, unless the
+        replay showed it; or, for a confirmed call whose run was interrupted, what is known of
+        it, always (a replayed card may be spent). Never a card that cannot be answered."""
         waiting = conversation.pending_confirmation_id if conversation else None
         confirmation = await self.confirmations.get(waiting) if waiting else None
         if conversation is None or confirmation is None:
@@ -743,7 +750,7 @@ class ChatTurns:
         if pending is None or pending.fingerprint != confirmation.fingerprint:
             return []
         match confirmation.settlement(time.time()):
-            case Settlement.CANCEL:
+            case Settlement.CANCEL if confirmation.confirmation_id not in replayed:
                 card = agent.card_of(conversation.conversation_id, pending)
                 return [card.held_as(confirmation.confirmation_id, confirmation.expires_iso)]
             case Settlement.REPORT:
