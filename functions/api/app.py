@@ -11,13 +11,12 @@ from __future__ import annotations
 from fastapi import Depends, FastAPI
 
 from sstools_agent.http.errors import install_error_handlers, single_query_values
-from sstools_agent.http.observability import Observability
 from sstools_agent.http.refusals import install_refusals
-from sstools_agent.rest.deps import ApiDeps
+from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps
 from sstools_agent.rest.routes import conversations, identity
 
-observability = Observability.of("api")
-logger, metrics = observability.logger, observability.metrics
+observability = API_OBSERVABILITY
+logger, metrics, tracer = observability.logger, observability.metrics, observability.tracer
 
 
 def create_app(deps: ApiDeps) -> FastAPI:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app import create_app, logger, metrics
-from aws_lambda_powertools import Tracer
+from app import create_app, logger, metrics, tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
@@ -14,7 +13,6 @@ from mangum import Mangum
 from sstools_agent.settings import ApiSettings
 from sstools_agent.wiring.api import build_api
 
-tracer = Tracer(service="sstools-agent-api")
 asgi = Mangum(create_app(build_api(ApiSettings())), lifespan="off")
 
 

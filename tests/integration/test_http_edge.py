@@ -285,7 +285,7 @@ def test_a_flood_of_failed_logins_writes_a_bounded_number_of_records(apps: Apps)
             )
     # Then at most 5 records were written, each small
     written = failed_auth_records(apps.chat_audit)[before:]
-    assert len(written) <= 5
+    assert 1 <= len(written) <= 5
     assert all(len(json.dumps(r.to_payload())) < 1024 for r in written)
 
 

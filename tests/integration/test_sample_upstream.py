@@ -89,7 +89,7 @@ def test_make_runs_upstream_answers_a_reset_fault_with_a_connection_reset():
         started = time.monotonic()
         with pytest.raises((httpx.RemoteProtocolError, httpx.ConnectError, httpx.ReadError)):
             httpx.get(f"{base_url}/api/environments", timeout=10)
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 5  # a hang would take the full 10 s
         # the fault was spent: the next request is answered (401: it carries no identities)
         assert httpx.get(f"{base_url}/api/environments", timeout=10).status_code == 401
         requests = httpx.get(f"{base_url}/_control/requests", params={"path": "/api/environments"})

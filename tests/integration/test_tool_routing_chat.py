@@ -18,6 +18,7 @@ from sstools_agent.wiring.adapters import (
     confirmation_store_from,
     confirmation_workflow_from,
     conversation_store_from,
+    tool_output_store_from,
 )
 from tests.integration.test_chat_function import MemoryAudit
 from tests.support.agent_stack import AgentStack, RecordingOfflineModel, answer
@@ -54,6 +55,7 @@ async def turn(
         confirmation_workflow_from(settings),
         audit=audit,
         prefetch_timeout_s=prefetch_timeout_s,
+        outputs=tool_output_store_from(settings),
     )
     context = stack.context(role, ui_context)
     started = time.monotonic()

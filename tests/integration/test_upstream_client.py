@@ -252,7 +252,7 @@ async def test_a_read_that_starts_a_task_is_not_retried(client, control):
 # The tool's deadline, not the HTTP library's (httpx defaults to 5 s per connect/read/write/pool).
 # These use delays above 5 s against a tool timeout above them, so they take seconds: `slow`.
 LIBRARY_DEFAULT_S = 5.0
-DEADLINE_TOLERANCE_S = 0.75
+DEADLINE_TOLERANCE_S = 2.0
 
 
 @pytest.mark.slow
@@ -322,7 +322,7 @@ async def test_a_read_retry_shares_the_deadline_of_the_first_attempt(base_url, c
     elapsed = time.monotonic() - started
     assert failed.value.code == "TOOL_TIMEOUT"
     assert failed.value.attempts == 2
-    assert 2.0 <= elapsed < 2.0 + DEADLINE_TOLERANCE_S, elapsed
+    assert 2.0 <= elapsed < 3.0, elapsed  # the old code ended 2 s after the retry began: 3.26 s
     assert await received(control, "GET", SEARCH_PATH) == 2
 
 
@@ -335,7 +335,7 @@ async def test_a_read_is_not_retried_when_the_wait_would_pass_the_deadline(base_
             await upstream.call(SEARCH, CREDENTIALS)
     finally:
         await upstream.aclose()
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 1.0  # the retry's wait alone would be 1 s
     assert failed.value.code == "TOOL_FAILURE"
     assert failed.value.status_code == 503
     assert failed.value.attempts == 1

@@ -185,7 +185,6 @@ def test_the_sse_encoder_frames_the_wire_with_the_event_id():
     event, expected = WIRE[2]
     assert encoder.media_type == "text/event-stream"
     assert encoder.frame("conv1:3", event) == f"id: conv1:3\ndata: {expected}\n\n".encode()
-    assert encoder.close() is None
 
 
 def test_the_interrupt_payload_keeps_the_checkpoints_dict():

@@ -18,11 +18,10 @@ from hypothesis import strategies as st
 from sstools_agent.adapters.embeddings import TITAN_V2, BedrockTitanEmbedder, OfflineEmbedder
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_routing import (
-    DEFAULT_SET,
-    MAINTENANCE_SET,
     Intent,
     ToolRouter,
 )
+from tests.support.seed import SEED_DEFAULT_TOOLS, SEED_MAINTENANCE_TOOLS
 
 ALL_TOOLS = tuple(spec.name for spec in CATALOG)
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "routing_queries.jsonl"
@@ -66,14 +65,14 @@ def test_a_dashboard_query_with_prefetch_suppresses_search(router: ToolRouter, q
 def test_maintenance_offers_the_maintenance_tools(router: ToolRouter, query: str):
     decision = router.route(query, ALL_TOOLS)
     assert decision.intent is Intent.MAINTENANCE
-    assert {"show_capabilities", *MAINTENANCE_SET} <= set(decision.offered)
+    assert {"show_capabilities", *SEED_MAINTENANCE_TOOLS} <= set(decision.offered)
 
 
 @pytest.mark.parametrize("query", ["привет", "расскажи анекдот", "thanks a lot"])
 def test_unknown_offers_the_default_set(router: ToolRouter, query: str):
     decision = router.route(query, ALL_TOOLS)
     assert decision.intent is Intent.UNKNOWN
-    assert set(decision.offered) == {"show_capabilities", *DEFAULT_SET}
+    assert set(decision.offered) == {"show_capabilities", *SEED_DEFAULT_TOOLS}
 
 
 def test_embeddings_only_when_keywords_name_fewer_than_three_tools(router: ToolRouter):

@@ -480,22 +480,6 @@ class MemoryAuditSink(FailureSwitches):
         self.records.append(stamped)
 
 
-class InMemoryAuditRecordStore(FailureSwitches):
-    """`domain.ports.AuditRecordStore` in a dict keyed like the audit table."""
-
-    def __init__(self, *, fail_on: Iterable[str] = ()) -> None:
-        super().__init__(fail_on)
-        self.items: dict[tuple[str, str], dict[str, Any]] = {}
-
-    def store_once(self, item: dict[str, Any]) -> bool:
-        self._check("store_once")
-        key = (str(item["PK"]), str(item["SK"]))
-        if key in self.items:
-            return False
-        self.items[key] = dict(item)
-        return True
-
-
 class MemoryBlobStore(FailureSwitches):
     """`domain.ports.BlobStore` in a dict; a switched-off operation fails as a missing bucket
     does (BlobStoreError)."""

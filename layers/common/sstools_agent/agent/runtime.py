@@ -277,14 +277,19 @@ class ChatAgent:
             yield event
 
     async def resolve(
-        self, thread_id: str, result: ConfirmationResult, context: AgentRunContext
+        self,
+        thread_id: str,
+        result: ConfirmationResult,
+        context: AgentRunContext,
+        pending: PendingConfirmation | None = None,
     ) -> AsyncGenerator[ChatEvent]:
         """Resumes a pending confirmation: confirmed runs the tool; anything else rejects it.
 
+        `pending` is the waiting call when the caller has just read it (else it is read here).
         Streams `confirm_resolved` first, then the rest of the turn. Raises
         NoPendingConfirmationError.
         """
-        pending = await self.pending_confirmation(thread_id)
+        pending = pending or await self.pending_confirmation(thread_id)
         if pending is None:
             raise NoPendingConfirmationError(thread_id)
         yield ConfirmResolved(result)

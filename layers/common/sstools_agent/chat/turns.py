@@ -20,9 +20,8 @@ from typing import Any, Final, Literal
 
 import anyio
 
-from sstools_agent.adapters.memory import MemoryBlobStore
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.runtime import ChatAgent, interrupted_call_events
+from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrupted_call_events
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import (
@@ -124,6 +123,8 @@ class PreparedTurn:
     result: ConfirmationResult | None = None
     confirmation: Confirmation | None = None
     """The card a confirm or deny answers."""
+    pending: PendingConfirmation | None = None
+    """The call that card waits on, as the checkpoint holds it (read once, when checked)."""
     journaled: set[str] = field(default_factory=set)
     """Tool call ids whose audit records the confirmation journal writes (not the events)."""
 
@@ -140,7 +141,7 @@ class _EventWriter:
     ) -> None:
         self.store, self.conversation_id, self.run_id = store, conversation_id, run_id
         self.lease_s = lease_s
-        self.buffer: list[tuple[int, dict[str, Any]]] = []
+        self.buffer: list[tuple[int, ChatEvent]] = []
         self.cancel_requested = False
         self.on_cancel: Callable[[], None] | None = None
         self._wake = asyncio.Event()
@@ -148,14 +149,15 @@ class _EventWriter:
         self._task = asyncio.create_task(self._run())
 
     def add(self, seq: int, event: ChatEvent) -> None:
-        self.buffer.append((seq, event.to_wire()))
+        self.buffer.append((seq, event))  # its wire form is built when stored, off the stream
         if len(self.buffer) >= FLUSH_EVERY_EVENTS:
             self._wake.set()
 
     async def _flush(self) -> None:
         chunk, self.buffer = self.buffer, []
         if chunk:
-            requested = await self.store.append_events(self.conversation_id, self.run_id, chunk)
+            wires = [(seq, event.to_wire()) for seq, event in chunk]
+            requested = await self.store.append_events(self.conversation_id, self.run_id, wires)
         elif not self._closing and not self.cancel_requested:
             requested = await self.store.cancel_requested(self.conversation_id, self.run_id)
         else:
@@ -290,12 +292,11 @@ class ChatTurns:
         lease_s: float = DEFAULT_LEASE_S,
         confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
         prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
-        outputs: BlobStore | None = None,
+        outputs: BlobStore,
     ) -> None:
-        """`outputs` keeps tool outputs too large for a history item (in memory when None:
-        tests and tools that never see one; `wiring.chat` always passes the S3 store)."""
+        """`outputs` keeps tool outputs too large for a history item whole."""
         self.prefetch_timeout_s = prefetch_timeout_s
-        self.outputs: BlobStore = outputs or MemoryBlobStore()
+        self.outputs = outputs
         self._agent_factory = agent_factory
         self.audit = audit
         self.store = store
@@ -325,9 +326,9 @@ class ChatTurns:
             )
             held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
             return PreparedTurn(held, None, message, run_id)
-        confirmation = None
+        confirmation, pending = None, None
         if action in ("confirm", "deny"):  # before ownership: another user's card is a 403
-            confirmation = await self._pending_for(
+            confirmation, pending = await self._pending_for(
                 conversation_id, confirmation_id, owner, role if action == "confirm" else None
             )
         conversation = await self.store.get_owned(conversation_id, owner)
@@ -351,11 +352,13 @@ class ChatTurns:
         except BaseException:
             await self.store.finish_turn(conversation_id, run_id, held.last_seq, now_iso())
             raise
-        return PreparedTurn(held, action, message, run_id, result=result, confirmation=confirmation)
+        return PreparedTurn(
+            held, action, message, run_id, result=result, confirmation=confirmation, pending=pending
+        )
 
     async def _pending_for(
         self, conversation_id: str, confirmation_id: str | None, owner: str, role: Role | None
-    ) -> Confirmation:
+    ) -> tuple[Confirmation, PendingConfirmation]:
         """The confirmation a confirm/deny names, checked against what the checkpoint waits for;
         for a confirm (`role` given), also that the user may still make that call."""
         confirmation = await self.confirmations.get(confirmation_id) if confirmation_id else None
@@ -383,7 +386,7 @@ class ChatTurns:
                     f"Недостаточно прав: {pending.tool} требует роль "
                     f"{permission.required_role}; ничего не выполнено."
                 )
-        return confirmation
+        return confirmation, pending
 
     async def _decide(
         self, confirmation: Confirmation, conversation: Conversation, confirmed: bool
@@ -422,7 +425,7 @@ class ChatTurns:
                 turn.journaled.add(turn.confirmation.tool_call_id)
                 context = replace(context, confirmed_call=self._journal(turn, turn.confirmation))
             failed = False
-            async for event in agent.resolve(conversation_id, turn.result, context):
+            async for event in agent.resolve(conversation_id, turn.result, context, turn.pending):
                 failed = failed or isinstance(event, ErrorEvent)
                 yield await self._held(turn, event)
             # A run that ended on its own closed the call in the checkpoint: the card is done.
@@ -475,8 +478,8 @@ class ChatTurns:
                     await self._cancel(confirmation, turn.conversation.owner)
                 case Settlement.REJECT:
                     result = REJECTED_AS[confirmation.status]
-                    async for event in agent.resolve(conversation_id, result, context):
-                        yield event
+                    async for event in agent.resolve(conversation_id, result, context, pending):
+                        yield await self._held(turn, event)
                 case Settlement.REPORT:
                     outcome = await self._settle_outcome(turn, confirmation)
                     turn.journaled.add(pending.tool_call_id)
@@ -600,6 +603,7 @@ class ChatTurns:
                         yield numbered(kept.failure())
                         break
                 if run.stopped:
+                    await events.aclose()  # the journal's shielded writes are done after this
                     for event in await self._abandoned(turn, recorder):
                         yield numbered(event)
                     yield numbered(Text(STOPPED_TEXT))

@@ -63,9 +63,6 @@ INTENT_WORDS: Final[Mapping[Intent, tuple[str, ...]]] = {
 }
 """Words that mark an intent (the capabilities intent: the capabilities tool's own keywords)."""
 
-DEFAULT_SET: Final = CATALOG.tagged(IntentTag.DEFAULT)
-MAINTENANCE_SET: Final = CATALOG.tagged(IntentTag.MAINTENANCE)
-
 
 _WORD: Final = re.compile(r"[\w*()]+", re.UNICODE)
 _OTHER_OBJECT: Final = re.compile(r"\d|[«\"“]")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from fastapi import Depends, Header, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -26,6 +26,9 @@ from sstools_agent.http.observability import Observability
 from sstools_agent.rest.schemas import TOOL_CALL_ID_PATTERN, ErrorBody
 from sstools_agent.rest.service import ConversationsApi, ServiceTokens
 
+API_OBSERVABILITY: Final = Observability.of("api")
+"""The REST API function's logger, metrics and tracer: its routes, app and handler share them."""
+
 
 @dataclass(frozen=True, slots=True)
 class ApiDeps:
@@ -40,9 +43,6 @@ class ApiDeps:
     audit: AuditSink
     auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
     service_token_failures: FailureLimiter = field(default_factory=FailureLimiter)
-    observability: Observability = field(default_factory=lambda: Observability.of("api"))
-    """Powertools instances of one service share their handlers and metric set: these are
-    the function's own."""
 
     def checked_context(
         self, ui_context: Any, caller: Principal, conversation_id: str | None = None

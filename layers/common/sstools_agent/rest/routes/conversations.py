@@ -8,7 +8,14 @@ from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import APIRouter, Header, Query, Response
 
 from sstools_agent.domain.conversations import MessageRole, iso_time
-from sstools_agent.rest.deps import Api, Caller, ConversationId, ToolCallId, responses
+from sstools_agent.rest.deps import (
+    API_OBSERVABILITY,
+    Api,
+    Caller,
+    ConversationId,
+    ToolCallId,
+    responses,
+)
 from sstools_agent.rest.schemas import (
     IDEMPOTENCY_KEY_PATTERN,
     AppendMessageBody,
@@ -45,7 +52,7 @@ async def create(body: CreateConversationBody, caller: Caller, api: Api) -> Conv
     conversation = await api.conversations.create(
         caller.subject, body.title, api.checked_context(body.ui_context, caller)
     )
-    api.observability.metrics.add_metric("ConversationsCreated", MetricUnit.Count, 1)
+    API_OBSERVABILITY.metrics.add_metric("ConversationsCreated", MetricUnit.Count, 1)
     return ConversationCreated(
         id=conversation.conversation_id,
         title=conversation.title,

@@ -13,7 +13,7 @@ from sstools_agent.http.auth import (
     client_source,
     request_id_from,
 )
-from sstools_agent.rest.deps import Api, responses
+from sstools_agent.rest.deps import API_OBSERVABILITY, Api, responses
 from sstools_agent.rest.schemas import Jwks, ServiceTokenRequest, ServiceTokenResponse
 
 JWKS_MAX_AGE_S: Final = 300
@@ -60,7 +60,7 @@ def service_token(
             },
         )
         raise
-    api.observability.logger.info("service token issued", extra={"client_id": body.client_id})
+    API_OBSERVABILITY.logger.info("service token issued", extra={"client_id": body.client_id})
     return ServiceTokenResponse(
         access_token=minted.token,
         expires_in=api.service_tokens.ttl_s,
