@@ -22,7 +22,9 @@ class ErrorCode(StrEnum):
     TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
     """A confirmed call left and its run was interrupted: it may have changed something."""
     TOOL_NOT_RUN = "TOOL_NOT_RUN"
-    """A confirmed call whose run ended before it left: nothing was sent."""
+    """The call did not run to an answer and changed nothing: a confirmed call that never left,
+    a second write of the same model step (one confirmation at a time), or a read a cancel
+    abandoned."""
     INVALID_CONTEXT = "INVALID_CONTEXT"
     VALIDATION_ERROR = "VALIDATION_ERROR"
     CONVERSATION_BUSY = "CONVERSATION_BUSY"
