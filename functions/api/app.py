@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI
 
-from sstools_agent.http.errors import install_error_handlers, single_query_values
+from sstools_agent.http.errors import install_error_handlers, single_values
 from sstools_agent.http.refusals import install_refusals
 from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps
 from sstools_agent.rest.routes import conversations, identity
@@ -26,7 +26,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
         version="1.0",
         docs_url=None,
         redoc_url=None,
-        dependencies=[Depends(single_query_values)],
+        dependencies=[Depends(single_values)],
     )
     install_error_handlers(app)
     install_refusals(app)

@@ -380,3 +380,27 @@ def test_the_rest_api_refuses_a_page_context_as_the_chat_does_and_audits_it(
     assert len(rejected) == 1
     after = httpx.get(f"{apps.api_url}/api/assistant/conversations", headers=headers).json()
     assert after == listed
+
+
+def test_an_idempotency_key_given_twice_is_refused_and_nothing_is_appended(apps: Apps):
+    headers = apps.bearer()
+    created = httpx.post(
+        f"{apps.api_url}/api/assistant/conversations", json={"title": "t"}, headers=headers
+    ).json()
+    response = httpx.post(
+        f"{apps.api_url}/api/assistant/conversations/{created['id']}/messages",
+        json={"role": "user", "content": "hi"},
+        headers=[
+            *headers.items(),
+            ("Idempotency-Key", "key-0000001"),
+            ("Idempotency-Key", "key-0000002"),
+        ],
+    )
+    assert (response.status_code, response.json()["code"]) == (422, "VALIDATION_ERROR")
+    assert "idempotency-key" in response.json()["detail"]
+    history = httpx.get(
+        f"{apps.api_url}/api/assistant/history",
+        params={"conversation_id": created["id"]},
+        headers=headers,
+    ).json()
+    assert history["items"] == []

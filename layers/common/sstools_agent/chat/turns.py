@@ -728,11 +728,7 @@ class ChatTurns:
                     replayed_cards.add(event.confirmation_id)
                 yield event_id(conversation_id, seq), event
             current = await self.store.get(conversation_id)
-            running = (
-                current is not None
-                and current.locked_by is not None
-                and ((current.locked_until or 0) > time.time())
-            )
+            running = current is not None and current.is_running(time.time())
             if not running or time.monotonic() > deadline:
                 break
             await asyncio.sleep(FOLLOW_POLL_S)

@@ -77,16 +77,23 @@ def _api_routes(routes: Sequence[Any]) -> Iterator[APIRoute]:
             yield from _api_routes(nested)
 
 
-def single_query_values(request: Request) -> None:
-    """Refuses a query parameter given more than once (`?q=a&q=b`): which one counts would be a
-    guess (dependency of every route of the REST API)."""
+SINGLE_VALUED_HEADERS: Final = ("authorization", "idempotency-key", "x-request-id")
+"""Headers the REST API reads one value of: given twice, which one counts would be a guess."""
+
+
+def single_values(request: Request) -> None:
+    """Refuses a query parameter (`?q=a&q=b`) or a single-valued header given more than once
+    (dependency of every route of the REST API)."""
     keys = [key for key, _ in request.query_params.multi_items()]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    repeated = [("query", key) for key in sorted({key for key in keys if keys.count(key) > 1})]
+    repeated += [
+        ("header", name) for name in SINGLE_VALUED_HEADERS if len(request.headers.getlist(name)) > 1
+    ]
     if repeated:
         raise RequestValidationError(
             [
-                {"loc": ("query", key), "msg": "given more than once", "type": "repeated"}
-                for key in repeated
+                {"loc": location, "msg": "given more than once", "type": "repeated"}
+                for location in repeated
             ]
         )
 
