@@ -53,30 +53,23 @@ PAGES: dict[ObjectType | None, dict[str, Any]] = {
         "route": "/",
     },
 }
-# Arguments a model would send for each write whose environment comes from the page.
-ARGUMENTS: dict[str, dict[str, Any]] = {
-    "run_llm_documentation": {"dashboard_id": "10"},
-    "create_branch": {"dashboard_id": "10", "branch_name": "rt-x"},
-    "commit_changes": {"dashboard_id": "10", "message": "fix colours"},
-    "superset_execute_sql": {
-        "database_id": "1",
-        "sql": "DELETE FROM energy WHERE day < '2020-01-01'",
-    },
-    "superset_create_dataset": {
-        "database_id": "1",
-        "schema_name": "public",
-        "table_name": "energy_hourly",
-    },
-    "run_backup": {"note": "before the release"},
-    "start_maintenance": {"reason": "upgrade", "duration_minutes": 30},
-    "end_maintenance": {"event_id": "1"},
-}
 PAGE_ENV_WRITES = [
     spec
     for spec in CATALOG
     if spec.environment_source is EnvironmentSource.UI_CONTEXT
     and (spec.operation is Operation.WRITE or spec.sql_argument is not None)
 ]
+
+
+WRITE_SQL = "DELETE FROM energy WHERE day < '2020-01-01'"
+
+
+def arguments(spec: ToolSpec) -> dict[str, Any]:
+    """What a model would send: the declaration's example call, an SQL tool's statement a write."""
+    args = dict(spec.example_args)
+    if spec.sql_argument:
+        args[spec.sql_argument] = WRITE_SQL
+    return args
 
 
 def page_for(spec: ToolSpec) -> dict[str, Any]:
@@ -88,7 +81,7 @@ def page_for(spec: ToolSpec) -> dict[str, Any]:
 
 def upstream_path(spec: ToolSpec, env_id: str) -> str:
     assert spec.path is not None
-    return spec.path.format(env_id=env_id, **ARGUMENTS[spec.name])
+    return spec.path.format(env_id=env_id, **arguments(spec))
 
 
 class ScriptedChat(ChatServer):
@@ -136,10 +129,6 @@ def confirm_body(
     return body
 
 
-def test_the_matrix_covers_every_write_whose_environment_comes_from_the_page():
-    assert {spec.name for spec in PAGE_ENV_WRITES} == set(ARGUMENTS)
-
-
 @pytest.mark.parametrize("confirm_context", ["same env", "other env", "no context"])
 @pytest.mark.parametrize("spec", PAGE_ENV_WRITES, ids=lambda spec: spec.name)
 async def test_a_confirm_runs_the_call_in_the_environment_the_card_showed(
@@ -147,7 +136,7 @@ async def test_a_confirm_runs_the_call_in_the_environment_the_card_showed(
 ):
     # Given an admin on a ss-dev page is shown a card for a write in ss-dev
     page = page_for(spec)
-    conversation, card = await card_for(chat, spec.name, ARGUMENTS[spec.name], page)
+    conversation, card = await card_for(chat, spec.name, arguments(spec), page)
     assert card["decision"]["environment"] == PAGE_ENV
     # When the confirm arrives with the same page, another environment, or no page at all
     sent = {
@@ -173,7 +162,7 @@ async def test_a_role_lost_after_the_card_refuses_the_confirm_and_keeps_the_card
     spec = CATALOG.get("create_branch")
     assert spec is not None
     conversation, card = await card_for(
-        chat, spec.name, ARGUMENTS[spec.name], DASHBOARD_10, role="engineer"
+        chat, spec.name, arguments(spec), DASHBOARD_10, role="engineer"
     )
     # When the same user confirms with a token that now says analyst
     chat.tokens["engineer"] = chat_token(chat, "user.engineer", "analyst")

@@ -41,6 +41,17 @@ SEED_MAINTENANCE_TOOLS: Final = frozenset(
     {"list_maintenance_events", "start_maintenance", "end_maintenance"}
 )
 
+# Every tool a seed names (seed 002 also names run_backup, an admin-only write); the seeds' catalog
+# had 22, the two migration tools being this project's choice (docs/policy.md).
+SEED_NAMED_TOOLS: Final = (
+    SEED_DASHBOARD_TOOLS
+    | SEED_DATASET_TOOLS
+    | SEED_DEFAULT_TOOLS
+    | SEED_MAINTENANCE_TOOLS
+    | {"run_backup"}
+)
+SEED_CATALOG_SIZE: Final = 22
+
 # The page of the seed's example: /agent?objectType=dashboard&objectId=10&envId=ss-dev
 DASHBOARD_10: Final[dict[str, Any]] = {
     "contextVersion": 1,

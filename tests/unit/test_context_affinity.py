@@ -61,8 +61,7 @@ def test_affinity_never_widens_what_the_role_allows(policy):
 def test_without_an_object_every_allowed_tool_is_offered(policy):
     # Story 1, acceptance 6: a page without a context object (/settings)
     offered = policy.select_tools(Role.ADMIN, context(None, "prod")).offered_names
-    assert set(offered) == set(CATALOG.names)
-    assert len(offered) == 22
+    assert sorted(offered) == sorted(CATALOG.names)
 
 
 @pytest.mark.parametrize("object_type", [None, "dashboard", "dataset", "migration"])

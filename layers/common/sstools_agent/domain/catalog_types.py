@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from sstools_agent.domain.roles import READ_ACCESS, RoleRequirement
 from sstools_agent.domain.ui_context import ObjectType
@@ -204,10 +204,17 @@ class ToolSpec:
     intents: frozenset[IntentTag] = frozenset()
     offline: OfflineChoice | None = None
     """How the offline model chooses this tool; None means it never calls it."""
+    example_args: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """One valid call's arguments (checked when the module loads): shown in the generated tool
+    reference, and the call tests make when they need one of every tool."""
 
     def __post_init__(self) -> None:
         self._check_environment_and_sql()
         self._check_path()
+        try:
+            self.args_model.model_validate(self.example_args)
+        except ValidationError as error:
+            raise ValueError(f"{self.name}: example_args are not a valid call: {error}") from None
         if self.describes is not None:
             if self.operation is not Operation.READ:
                 raise ValueError(f"{self.name}: only a read may describe the page's object")
