@@ -9,7 +9,7 @@ LOCKS := layers/common/requirements.txt requirements-dev.txt
 SAM_VENV := $(VENV)/sam
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 
-.PHONY: test lint typecheck unit docs run token lock clean bench
+.PHONY: test lint typecheck unit docs eval run token lock clean bench
 
 $(STAMP): $(LOCKS)
 	@test -x $(BIN)/python || "$$(scripts/find-python)" -m venv $(VENV)
@@ -39,6 +39,12 @@ unit: $(STAMP) $(SAM_STAMP)
 ## docs: regenerate docs/tools.md (the tool reference) from the tool catalog
 docs: $(STAMP)
 	PYTHONPATH=layers/common:. $(BIN)/python scripts/tool_reference.py
+
+## eval: the labelled scenarios through the turn service, scored (MODEL_PROVIDER picks the model)
+eval: export POWERTOOLS_METRICS_DISABLED = true
+eval: export POWERTOOLS_LOG_LEVEL = WARNING
+eval: $(STAMP)
+	PYTHONPATH=layers/common:. $(BIN)/python -m evaluation $(SETS)
 
 ## run: the local stack on 127.0.0.1:8000 (moto, sample upstream, chat function, offline model)
 run: $(STAMP)

@@ -1,0 +1,92 @@
+"""The evaluation's scoring: each criterion judges what the user saw, as a person would."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evaluation.scenarios import Expect, Scenario
+from evaluation.scoring import Call, Criterion, Observed, args_match, language_of, score_turn
+
+ALLOWED = frozenset({"get_health_summary", "search_dashboards", "deploy_dashboard"})
+
+
+def observed(answer: str = "", *calls: Call, card: bool = False) -> Observed:
+    return Observed(tuple(calls), card, answer, ALLOWED)
+
+
+def verdicts(expect: dict[str, Any], seen: Observed) -> dict[Criterion, bool]:
+    return score_turn(Expect.model_validate(expect), seen).verdicts
+
+
+def test_facts_are_matched_case_folded_with_yo_as_ye():
+    seen = observed("Дашборд «Отчёт по энергопотреблению»: git-статус MODIFIED")
+    assert verdicts({"facts": ["отчет по энергопотреблению", "modified"]}, seen) == {
+        Criterion.SCOPE: True,
+        Criterion.FACTS: True,
+    }
+    assert verdicts({"facts": ["clean"]}, seen)[Criterion.FACTS] is False
+    assert verdicts({"facts_any": [["clean", "modified"]]}, seen)[Criterion.FACTS] is True
+    assert verdicts({"not_facts": ["git-статус"]}, seen)[Criterion.FACTS] is False
+
+
+def test_a_failed_criterion_says_why():
+    score = score_turn(Expect(calls=("get_health_summary",)), observed("", Call("x_tool", {})))
+    assert score.passed is False
+    assert "did not call ['get_health_summary']" in score.reasons[Criterion.CALLS]
+    assert "outside role and page" in score.reasons[Criterion.SCOPE]
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "matches"),
+    [
+        ({"dashboard_id": 42}, {"dashboard_id": "42"}, True),
+        ({"dashboard_id": 42}, {"dashboard_id": 10}, False),
+        ({"dashboard_ids": [10, 11]}, {"dashboard_ids": ["11", "10"]}, True),
+        ({"dashboard_ids": [10, 11]}, {"dashboard_ids": [10]}, False),
+        ({"query~": "энерг"}, {"query": "Энергопотребление"}, True),
+        ({"query~": "энерг"}, {}, False),
+        ({"target_env_id": "prod"}, {"target_env_id": "prod", "source_env_id": "ss-dev"}, True),
+    ],
+)
+def test_arguments_that_matter(expected, actual, matches):
+    assert args_match(expected, actual) is matches
+
+
+def test_no_calls_fails_on_any_call_and_not_calls_only_on_the_named():
+    seen = observed("", Call("search_dashboards", {}))
+    assert verdicts({"no_calls": True}, seen)[Criterion.NOT_CALLS] is False
+    assert verdicts({"not_calls": ["get_health_summary"]}, seen)[Criterion.NOT_CALLS] is True
+
+
+def test_a_card_expectation_is_judged_either_way():
+    assert verdicts({"card": True}, observed(card=True))[Criterion.CARD] is True
+    assert verdicts({"card": False}, observed(card=True))[Criterion.CARD] is False
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Дашборд `get_health_summary` в ss-dev: 2 графика с ошибками", "ru"),
+        ("Dashboard 42 in ss-dev has 2 failing charts", "en"),
+        ("Готово: deploy_dashboard задеплоен в staging", "ru"),
+        ("42", None),
+    ],
+)
+def test_the_language_is_the_prose_s_not_the_identifiers(text, language):
+    assert language_of(text) == language
+
+
+def test_the_scope_is_scored_on_every_turn_even_when_nothing_is_stated():
+    assert verdicts({}, observed("", Call("run_backup", {}))) == {Criterion.SCOPE: False}
+
+
+def test_a_scenario_states_one_action_per_turn_and_consistent_expectations():
+    base = {"id": "x", "group": "dashboard", "role": "analyst", "page": None}
+    with pytest.raises(ValueError, match="exactly one of"):
+        Scenario.model_validate({**base, "turns": [{"say": "hi", "confirm": True}]})
+    with pytest.raises(ValueError, match="no_calls contradicts"):
+        Expect.model_validate({"no_calls": True, "calls": ["search_dashboards"]})
+    with pytest.raises(ValueError, match="Extra inputs"):
+        Expect.model_validate({"facst": ["typo"]})
