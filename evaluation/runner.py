@@ -3,26 +3,28 @@
 moto (in its own process) holds the template's resources, the sample upstream serves the tools
 over HTTP (its seeded data reset before every scenario), and the chat function's app runs under
 uvicorn: every turn is a `POST /api/agent/chat` whose SSE stream is read back into typed events,
-exactly as the page reads it. The model is the configured one (`MODEL_PROVIDER`, offline unless
+exactly as the page reads it. The app is the chat function's own composition (router, prefetch,
+stores); the model is the configured one (`MODEL_PROVIDER`, offline unless
 set), so the same run scores a real model when one is reachable.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
 
 from evaluation.scenarios import Scenario, Turn
 from evaluation.scoring import Call, Observed
+from functions.chat.app import create_app as create_chat_app
 from local.demo_users import DEMO_USERS
 from local.servers import serve
-from sstools_agent.agent.models import build_chat_model
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmRequired,
@@ -38,7 +40,9 @@ from sstools_agent.domain.chat_events import (
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.settings import Settings
-from tests.support.agent_stack import AgentStack, chat_app, sample_upstream, user_issuer
+from sstools_agent.wiring.adapters import service_token_issuer_from
+from sstools_agent.wiring.chat import build_chat
+from tests.support.agent_stack import AgentStack, sample_upstream, user_issuer
 from tests.support.aws import aws_subprocess_stack
 
 TURN_TIMEOUT_S = 120.0
@@ -170,16 +174,27 @@ class ScenarioRunner:
         return body
 
 
+def chat_function_app(settings: Settings) -> Any:
+    """The chat function's own composition (its model, router, prefetch, stores), with two
+    parts swapped for a run without the REST API: service tokens are minted directly, and
+    nothing is audited."""
+    issuer = service_token_issuer_from(settings)
+
+    async def minted() -> str:  # KMS signs over HTTP: off the event loop, as the client is
+        return (await asyncio.to_thread(issuer.service_token)).token
+
+    deps = replace(build_chat(settings), audit=_NoAudit(), service_token=minted)
+    return create_chat_app(deps)
+
+
 @contextmanager
 def local_stack() -> Iterator[ScenarioRunner]:
-    """moto, the sample upstream and the chat app with the configured model, for one run."""
+    """moto, the sample upstream and the chat function with the configured model, for one run."""
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(name, "eval")
     with aws_subprocess_stack() as (endpoint, _):
         settings = Settings(aws_endpoint_url=endpoint)
         with sample_upstream(settings) as upstream:
             settings = settings.model_copy(update={"upstream_base_url": upstream.base_url})
-            stack = AgentStack(settings, upstream)
-            app, _, _ = chat_app(stack, build_chat_model(settings), _NoAudit())
-            with serve(app, lifespan="on") as url:
-                yield ScenarioRunner(stack, url)
+            with serve(chat_function_app(settings), lifespan="on") as url:
+                yield ScenarioRunner(AgentStack(settings, upstream), url)

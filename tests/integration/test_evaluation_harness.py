@@ -12,13 +12,11 @@ from typing import Any
 import pytest
 
 from evaluation.report import render, score
-from evaluation.runner import ScenarioRunner
+from evaluation.runner import ScenarioRunner, chat_function_app
 from evaluation.scenarios import Scenario
 from evaluation.scoring import Criterion
 from local.servers import serve
-from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.integration.test_chat_function import MemoryAudit
-from tests.support.agent_stack import AgentStack, chat_app
+from tests.support.agent_stack import AgentStack
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -26,8 +24,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def runner(stack: AgentStack) -> Iterator[ScenarioRunner]:
-    app, _, _ = chat_app(stack, OfflineChatModel(), MemoryAudit())
-    with serve(app, lifespan="on") as url:
+    with serve(chat_function_app(stack.settings), lifespan="on") as url:
         yield ScenarioRunner(stack, url)
 
 
