@@ -29,6 +29,7 @@ def test_the_catalog_declares_the_seeds_tools_once_each():
 @pytest.mark.parametrize("spec", list(CATALOG), ids=lambda spec: spec.name)
 def test_every_declaration_is_complete(spec):
     assert spec.description
+    assert spec.label_ru
     schema = spec.input_schema()
     assert schema["type"] == "object"
     assert schema.get("additionalProperties") is False

@@ -75,7 +75,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         narrowed = request.override(
             tools=tools,
             system_message=SystemMessage(
-                content=system_prompt(context.ui_context, context.prefetched)
+                content=system_prompt(context.ui_context, context.prefetched, selection.removed)
             ),
         )
         try:

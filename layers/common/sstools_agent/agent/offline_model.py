@@ -36,7 +36,13 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
-from sstools_agent.agent.prompts import OBJECT_SUMMARY_CLOSE, OBJECT_SUMMARY_OPEN
+from sstools_agent.agent.offline_answers import describe_result, say
+from sstools_agent.agent.prompts import (
+    OBJECT_SUMMARY_CLOSE,
+    OBJECT_SUMMARY_OPEN,
+    UNAVAILABLE_CLOSE,
+    UNAVAILABLE_OPEN,
+)
 from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
@@ -173,8 +179,118 @@ def _dashboard_search(r: _Request) -> dict[str, Any]:
     ids = r.object_ids("dashboard")
     if ids:
         return {"dashboard_ids": ids}
-    query = r.quoted()
+    query = r.quoted() or search_words(r.text)
     return {"query": query} if query else {}
+
+
+# The request's own words that are not its topic: whole words, and stems of verbs and nouns.
+_NOT_TOPIC_WORDS: Final = frozenset(
+    (
+        "какие",
+        "какой",
+        "как",
+        "есть",
+        "все",
+        "всё",
+        "мне",
+        "нам",
+        "у",
+        "нас",
+        "в",
+        "на",
+        "по",
+        "про",
+        "о",
+        "об",
+        "с",
+        "со",
+        "для",
+        "и",
+        "или",
+        "это",
+        "этот",
+        "эти",
+        "me",
+        "us",
+        "the",
+        "a",
+        "an",
+        "all",
+        "any",
+        "about",
+        "for",
+        "on",
+        "in",
+        "of",
+        "with",
+        "which",
+        "what",
+        "are",
+        "is",
+        "there",
+        "do",
+        "we",
+        "have",
+        "please",
+        "named",
+        "called",
+    )
+)
+_NOT_TOPIC_STEMS: Final = (
+    "найд",
+    "найт",
+    "покаж",
+    "поищ",
+    "ищ",
+    "дашборд",
+    "отчет",
+    "отчёт",
+    "панел",
+    "список",
+    "перечисл",
+    "dashboard",
+    "report",
+    "find",
+    "search",
+    "show",
+    "list",
+    "look",
+)
+_ENGLISH_TOPICS: Final = {
+    "energy": "энерг",
+    "electricity": "электроэнерг",
+    "power": "энерг",
+    "sales": "продаж",
+    "revenue": "выручк",
+    "incident": "инцидент",
+    "tariff": "тариф",
+    "budget": "бюджет",
+    "quality": "качеств",
+    "payment": "платеж",
+    "network": "сет",
+    "churn": "отток",
+    "forecast": "прогноз",
+    "logistics": "логистик",
+    "delivery": "доставк",
+}
+
+
+def search_words(text: str) -> str | None:
+    """The topic of a search request as stems the upstream matches in titles («дашборды про
+    энергию» -> «энерг»; "energy dashboards" -> «энерг»), or None when it names none."""
+    words = re.findall(r"[a-zа-яё]+", text.lower())
+    stems = []
+    for word in words:
+        if word in _NOT_TOPIC_WORDS or word in ENVIRONMENT_WORDS:
+            continue
+        if word.startswith(_NOT_TOPIC_STEMS):
+            continue
+        english = next((v for k, v in _ENGLISH_TOPICS.items() if word.startswith(k)), None)
+        if english is not None:
+            stems.append(english)
+        elif _CYRILLIC.match(word) and len(word) >= 4:
+            stems.append(word[: max(4, min(len(word) - 2, 6))].replace("ё", "е"))
+    return " ".join(dict.fromkeys(stems)) or None
 
 
 def _one_dashboard(r: _Request, **extra: Any) -> dict[str, Any] | None:
@@ -276,89 +392,103 @@ def build_arguments(
     return BUILDERS[spec.offline.args](r)
 
 
-def _say(russian: bool, ru: str, en: str) -> str:
-    return ru if russian else en
+def _unavailable(messages: Sequence[BaseMessage]) -> dict[str, tuple[str, str]]:
+    """The tools the prompt says this user cannot use here: name -> (rule, detail)."""
+    block = _system_block(messages, UNAVAILABLE_OPEN, UNAVAILABLE_CLOSE)
+    return {
+        str(entry.get("tool")): (str(entry.get("rule")), str(entry.get("detail")))
+        for entry in block.get("tools", [])
+        if isinstance(entry, dict)
+    }
 
 
-def _items(value: Any) -> list[Any]:
-    """A list, whether passed whole or summarised as {"items": [...], "total_count": n}."""
-    if isinstance(value, dict) and "items" in value:
-        value = value["items"]
-    return value if isinstance(value, list) else []
+def _label(tool: str, russian: bool) -> str:
+    spec = CATALOG.get(tool)
+    if spec is None:
+        return tool
+    return f"{spec.label_ru} ({tool})" if russian else f"{tool} ({spec.description.rstrip('.')})"
 
 
-def _dashboard_facts(d: dict[str, Any], russian: bool) -> str:
-    git, change, validation = d.get("git", {}), d.get("last_change", {}), d.get("validation", {})
-    issues = "; ".join(_items(validation.get("issues"))) or _say(
-        russian, "замечаний нет", "no issues"
-    )
-    return _say(
-        russian,
-        f"Дашборд «{d.get('title')}» (id {d.get('id')}) в {d.get('environment')}: "
-        f"git-статус — {git.get('status')} (ветка {git.get('branch')}), "
-        f"последнее изменение — {change.get('at')} ({change.get('by')}), "
-        f"валидация — {validation.get('status')} ({issues}).",
-        f"Dashboard “{d.get('title')}” (id {d.get('id')}) in {d.get('environment')}: "
-        f"git status {git.get('status')} (branch {git.get('branch')}), "
-        f"last change {change.get('at')} by {change.get('by')}, "
-        f"validation {validation.get('status')} ({issues}).",
-    )
-
-
-def _dataset_facts(d: dict[str, Any], russian: bool) -> str:
-    review, deps = d.get("review", {}), d.get("dependencies", {})
-    unmapped = ", ".join(_items(d.get("unmapped_columns"))) or _say(russian, "нет", "none")
-    comments = "; ".join(_items(review.get("comments"))) or _say(russian, "нет", "none")
-    dashboards = ", ".join(str(i) for i in _items(deps.get("dashboards"))) or "—"
-    return _say(
-        russian,
-        f"Датасет {d.get('schema')}.{d.get('table_name')} (id {d.get('id')}) в "
-        f"{d.get('environment')}: статус ревью — {review.get('status')} (замечания: {comments}); "
-        f"колонки без маппинга: {unmapped}; зависимости: дашборды {dashboards}, "
-        f"источники {', '.join(_items(deps.get('upstream_tables'))) or '—'}.",
-        f"Dataset {d.get('schema')}.{d.get('table_name')} (id {d.get('id')}) in "
-        f"{d.get('environment')}: review status {review.get('status')} (remarks: {comments}); "
-        f"unmapped columns: {unmapped}; dependencies: dashboards {dashboards}, "
-        f"sources {', '.join(_items(deps.get('upstream_tables'))) or '—'}.",
-    )
-
-
-def _describe_success(tool: str, data: Any, russian: bool) -> str:
-    if tool == "search_dashboards" and isinstance(data, dict):
-        found = _items(data.get("dashboards"))
-        if len(found) == 1:
-            return _dashboard_facts(found[0], russian)
-        names = ", ".join(f"«{d.get('title')}» (id {d.get('id')})" for d in found[:5])
-        return _say(
-            russian,
-            f"Найдено дашбордов: {data.get('total')}. Первые: {names}.",
-            f"Found {data.get('total')} dashboards. First: {names}.",
+def _unavailable_answer(tool: str, kept_out: tuple[str, str], r: _Request) -> str:
+    """Why the asked-for tool is not available to this user here; nothing was run."""
+    rule, detail = kept_out
+    label = _label(tool, r.russian)
+    if rule == "role":
+        role = detail.rsplit(" ", 1)[-1]
+        return say(
+            r.russian,
+            f"Не могу: {label} требует роль {role}, а у вас её нет. Я ничего не запускал; "
+            "попросите коллегу с этой ролью.",
+            f"I can't: {label} requires the {role} role, which you do not have. Nothing was "
+            "run; ask a colleague who has it.",
         )
-    if tool == "superset_explore_database" and isinstance(data, dict) and "dataset" in data:
-        return _dataset_facts(data["dataset"], russian)
-    if tool == "deploy_dashboard" and isinstance(data, dict):
-        ids = ", ".join(str(i) for i in _items(data.get("deployed")))
-        return _say(
-            russian,
-            f"Готово: дашборды {ids} задеплоены в {data.get('target_env_id')} "
-            f"(задача {data.get('task_id')}).",
-            f"Done: dashboards {ids} deployed to {data.get('target_env_id')} "
-            f"(task {data.get('task_id')}).",
+    if rule == "no_environment":
+        return say(
+            r.russian,
+            f"Для «{label}» нужно окружение, а страница его не указывает. Выберите окружение "
+            "(ss-dev, staging или prod) и повторите.",
+            f"{label} needs an environment and this page names none. Choose an environment "
+            "(ss-dev, staging or prod) and ask again.",
         )
-    if tool == "get_health_summary" and isinstance(data, dict):
-        return _say(
-            russian,
-            f"Здоровье {data.get('environment')}: дашбордов {data.get('total')}, "
-            f"с ошибками {data.get('failing')}.",
-            f"Health of {data.get('environment')}: {data.get('total')} dashboards, "
-            f"{data.get('failing')} failing.",
+    page = r.page.get("objectType") or "—"
+    return say(
+        r.russian,
+        f"На странице объекта «{page}» это недоступно: {label}. Откройте страницу нужного "
+        "объекта или страницу без объекта.",
+        f"Not available on a {page} page: {label}. Open the page of the right object, or a "
+        "page without one.",
+    )
+
+
+_ARGUMENT_WORDS: Final = {
+    "dashboard_id": ("номер дашборда", "the dashboard's id"),
+    "dashboard_ids": ("номера дашбордов", "the dashboards' ids"),
+    "dataset_id": ("номер датасета", "the dataset's id"),
+    "migration_id": ("номер миграции", "the migration's id"),
+    "task_id": ("номер задачи (например, task-101)", "the task id (e.g. task-101)"),
+    "event_id": ("номер события обслуживания", "the maintenance event's id"),
+    "sql": ("SQL-запрос (в `обратных кавычках`)", "the SQL statement (in `backticks`)"),
+    "table_name": ("таблицу в виде схема.таблица", "the table as schema.table"),
+    "schema_name": ("таблицу в виде схема.таблица", "the table as schema.table"),
+    "branch_name": ("имя ветки", "the branch name"),
+    "source_env_id": ("исходное окружение", "the source environment"),
+}
+
+
+def _missing_arguments(tool: str, r: _Request) -> list[str]:
+    spec = CATALOG.get(tool)
+    if spec is None:
+        return []
+    required = [n for n, info in spec.args_model.model_fields.items() if info.is_required()]
+    return [name for name in required if _schema_value(name, r) is None]
+
+
+def clarifying_question(tool: str, r: _Request) -> str:
+    """What is missing to run `tool`, with the choices when there are some."""
+    label = _label(tool, r.russian)
+    missing = _missing_arguments(tool, r)
+    if "target_env_id" in missing:
+        current = r.page.get("envId")
+        choices = [env for env in ("ss-dev", "staging", "prod") if env != current]
+        already = (
+            say(r.russian, f"Объект уже в {current}. ", f"It is already in {current}. ")
+            if current in r.environments() or not r.environments()
+            else ""
         )
-    facts = ", ".join(
-        f"{k}: {v}"
-        for k, v in (data.items() if isinstance(data, dict) else [])
-        if isinstance(v, str | int | float | bool)
-    )[:300]
-    return _say(russian, f"Готово ({tool}). {facts}".strip(), f"Done ({tool}). {facts}".strip())
+        options = say(r.russian, " или ", " or ").join(choices)
+        return say(
+            r.russian,
+            f"{already}В какое окружение выполнить «{label}»: {options}?",
+            f"{already}Which environment should {label} target: {options}?",
+        )
+    words = [
+        _ARGUMENT_WORDS.get(name, (name, name))[0 if r.russian else 1] for name in missing
+    ] or [say(r.russian, "объект", "the object")]
+    return say(
+        r.russian,
+        f"Чтобы выполнить «{label}», уточните: {', '.join(dict.fromkeys(words))}.",
+        f"To run {label}, tell me {', '.join(dict.fromkeys(words))}.",
+    )
 
 
 def _describe_failure(message: ToolMessage, russian: bool) -> str:
@@ -366,19 +496,19 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
     tool, event = message.name or "tool", artifact.get("event")
     if event == "permission_denied":
         role = (artifact.get("decision") or {}).get("permission", {}).get("required_role")
-        return _say(
+        return say(
             russian,
             f"Недостаточно прав: для {tool} нужна роль {role}.",
             f"Not allowed: {tool} requires the {role} role.",
         )
     if event == "cancelled":
-        return _say(
+        return say(
             russian,
             f"Операция {tool} отменена, ничего не изменено.",
             f"The {tool} operation was cancelled; nothing was changed.",
         )
     detail = _text_of(message).split(": ", 1)[-1]
-    return _say(russian, f"Не удалось выполнить {tool}: {detail}", f"{tool} failed: {detail}")
+    return say(russian, f"Не удалось выполнить {tool}: {detail}", f"{tool} failed: {detail}")
 
 
 class OfflineChatModel(BaseChatModel):
@@ -406,10 +536,15 @@ class OfflineChatModel(BaseChatModel):
         if messages and isinstance(messages[-1], ToolMessage):
             return AIMessage(content=self._answer_from_tools(messages, russian))
         request = _Request(_text_of(humans[-1]) if humans else "", _page_context(messages))
-        from_summary = self._answer_from_summary(request, messages)
+        # What the user asks for, whatever this turn offers (as an LLM reads the request)
+        wanted = choose_tool(request.text, CATALOG.names)
+        from_summary = self._answer_from_summary(request, messages, wanted)
         if from_summary is not None:
             return AIMessage(content=from_summary)
-        tool = choose_tool(request.text, self.bound_tools)
+        kept_out = _unavailable(messages)
+        if wanted is not None and wanted not in self.bound_tools and wanted in kept_out:
+            return AIMessage(content=_unavailable_answer(wanted, kept_out[wanted], request))
+        tool = wanted if wanted in self.bound_tools else choose_tool(request.text, self.bound_tools)
         args = None if tool is None else build_arguments(tool, request)
         if tool is None or args is None:
             return AIMessage(content=self._no_tool_answer(tool, request))
@@ -419,15 +554,13 @@ class OfflineChatModel(BaseChatModel):
         return AIMessage(content="", tool_calls=[{"name": tool, "args": args, "id": call_id}])
 
     def _answer_from_summary(
-        self, request: _Request, messages: Sequence[BaseMessage]
+        self, request: _Request, messages: Sequence[BaseMessage], wanted: str | None
     ) -> str | None:
         """The answer from the prompt's prefetched object summary, when the question is the one
-        its tool answers, about the page's object (as an LLM would read the context first)."""
+        its tool answers (a status question), about the page's object."""
         summary = _object_summary(messages)
-        if not summary or summary.get("tool") in self.bound_tools:
-            return None
-        tool = str(summary.get("tool"))
-        if choose_tool(request.text, (*self.bound_tools, tool)) != tool:
+        tool = str(summary.get("tool")) if summary else None
+        if tool is None or wanted != tool:
             return None
         if build_arguments(tool, request) != summary.get("args"):
             return None
@@ -435,7 +568,7 @@ class OfflineChatModel(BaseChatModel):
             data = json.loads(str(summary.get("result")))
         except ValueError:
             return None
-        return _describe_success(tool, data, request.russian)
+        return describe_result(tool, data, request.russian)
 
     def _answer_from_tools(self, messages: Sequence[BaseMessage], russian: bool) -> str:
         results: list[ToolMessage] = []
@@ -456,23 +589,19 @@ class OfflineChatModel(BaseChatModel):
                     data = json.loads(_text_of(result))
                 except ValueError:
                     data = _text_of(result)
-            parts.append(_describe_success(result.name or "tool", data, russian))
+            parts.append(describe_result(result.name or "tool", data, russian))
         return " ".join(parts)
 
     def _no_tool_answer(self, tool: str | None, request: _Request) -> str:
         if tool is not None:  # a tool fits, but the message lacks what it needs
-            return _say(
-                request.russian,
-                f"Чтобы выполнить {tool}, уточните объект и окружение (например: "
-                "«задеплой дашборд 10 в staging»).",
-                f"To run {tool}, name the object and the environment (for example: "
-                "“deploy dashboard 10 to staging”).",
-            )
-        offered = ", ".join(self.bound_tools) or _say(request.russian, "нет", "none")
-        return _say(
+            return clarifying_question(tool, request)
+        offered = ", ".join(self.bound_tools) or say(request.russian, "нет", "none")
+        return say(
             request.russian,
-            f"Я ассистент ss-tools (правила, без LLM). Доступные инструменты: {offered}.",
-            f"I am the ss-tools assistant (rule-based, no LLM). Tools: {offered}.",
+            f"Я ассистент ss-tools (правила, без LLM). Не понял запрос; спросите «что ты умеешь?». "
+            f"Доступные инструменты: {offered}.",
+            f"I am the ss-tools assistant (rule-based, no LLM). I did not understand; ask "
+            f"“what can you do?”. Tools: {offered}.",
         )
 
     def _generate(

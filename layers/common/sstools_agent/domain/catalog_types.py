@@ -204,6 +204,8 @@ class ToolSpec:
     intents: frozenset[IntentTag] = frozenset()
     offline: OfflineChoice | None = None
     """How the offline model chooses this tool; None means it never calls it."""
+    label_ru: str = ""
+    """What the tool does, in a few Russian words (the Russian answers list tools by it)."""
     example_args: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """One valid call's arguments (checked when the module loads): shown in the generated tool
     reference, and the call tests make when they need one of every tool."""

@@ -105,15 +105,20 @@ def _prompt(call: ResolvedToolCall, permission: PermissionResult, impact: str | 
     tool = call.spec.name
     if not permission.allowed:
         return f"{DENIED_TITLE}: {tool} требует роль {permission.required_role}."
+    action = f"{call.spec.label_ru} ({tool})" if call.spec.label_ru else tool
     if call.operation is Operation.READ:
         where = f" в окружении {env.env_id}" if env else ""
-        return f"Чтение данных: {tool}{where}. Ничего не будет изменено."
+        return f"Чтение данных: {action}{where}. Ничего не будет изменено."
     details = f" {impact[0].upper()}{impact[1:]}." if impact else ""
     if env is None:
-        return f"Изменение данных: {tool}.{details} Подтвердить?"
+        return f"Изменение данных: {action}.{details} Подтвердить?"
     if env.tier is EnvironmentTier.PROD:
-        return f"⚠️ PRODUCTION: {tool} изменит рабочее окружение {env.env_id}.{details} Подтвердить?"
-    return f"Изменения в {env.tier}-окружении {env.env_id}: {tool}.{details} Подтвердить?"
+        return (
+            f"⚠️ PRODUCTION: {action} изменит рабочее окружение {env.env_id}.{details} Подтвердить?"
+        )
+    # «staging-окружении staging» says one thing twice: the id is named only when it differs
+    named = "" if env.env_id == env.tier.value else f" {env.env_id}"
+    return f"Изменения в {env.tier}-окружении{named}: {action}.{details} Подтвердить?"
 
 
 def decide_guardrail(

@@ -71,6 +71,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             "Find dashboards in the current environment by title words or ids; returns git "
             "status, last change, validation result and owners."
         ),
+        label_ru="поиск дашбордов по названию или id, их git-статус и валидация",
         args_model=SearchDashboardsArgs,
         example_args={"query": "энергопотребление"},
         operation=Operation.READ,
@@ -134,6 +135,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="get_health_summary",
         description="Health of dashboards in the current environment: failing charts, slow SQL.",
+        label_ru="здоровье дашбордов: графики с ошибками, медленные запросы",
         args_model=HealthSummaryArgs,
         example_args={"dashboard_id": 10},
         operation=Operation.READ,
@@ -185,6 +187,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="deploy_dashboard",
         description="Deploy dashboards from a source environment to a target environment.",
+        label_ru="деплой дашбордов в другое окружение",
         args_model=DeployDashboardArgs,
         example_args={
             "dashboard_ids": [10, 11],
@@ -231,6 +234,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="run_llm_validation",
         description="Start an LLM review of a dashboard; returns a task id and the findings.",
+        label_ru="LLM-ревью (валидация) дашборда",
         args_model=DashboardArgs,
         example_args={"dashboard_id": 10},
         operation=Operation.READ,
@@ -273,6 +277,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="run_llm_documentation",
         description="Generate documentation for a dashboard and store it as its description.",
+        label_ru="LLM-документация дашборда",
         args_model=DashboardArgs,
         example_args={"dashboard_id": 10},
         operation=Operation.WRITE,
@@ -309,6 +314,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="create_branch",
         description="Create a git branch for a dashboard in the current environment.",
+        label_ru="создание git-ветки дашборда",
         args_model=CreateBranchArgs,
         example_args={"dashboard_id": 10, "branch_name": "feature/kpi"},
         operation=Operation.WRITE,
@@ -343,6 +349,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="commit_changes",
         description="Commit a dashboard's pending changes to git with a message.",
+        label_ru="коммит изменений дашборда в git",
         args_model=CommitChangesArgs,
         example_args={"dashboard_id": 10, "message": "fix colours"},
         operation=Operation.WRITE,

@@ -59,6 +59,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             "Explore databases, schemas and datasets; for one dataset: columns and their "
             "mappings, dependent dashboards, review status."
         ),
+        label_ru="обзор датасета, его колонок и зависимостей, баз данных",
         args_model=ExploreDatabaseArgs,
         example_args={"dataset_id": 15},
         operation=Operation.READ,
@@ -119,6 +120,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="superset_format_sql",
         description="Format a SQL text for reading; executes nothing.",
+        label_ru="форматирование SQL",
         args_model=FormatSqlArgs,
         example_args={"sql": "select day, sum(kwh) from energy group by day"},
         operation=Operation.READ,
@@ -155,6 +157,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="superset_audit_permissions",
         description="Who can see a dataset (or what a role can see) in the current environment.",
+        label_ru="аудит прав доступа к датасетам",
         args_model=AuditPermissionsArgs,
         example_args={"dataset_id": 15},
         operation=Operation.READ,
@@ -197,6 +200,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="superset_execute_sql",
         description="Run SQL on a database of the current environment (SELECTs for analysts).",
+        label_ru="выполнение SQL (SELECT — чтение, остальное — изменение)",
         args_model=ExecuteSqlArgs,
         example_args={"database_id": 1, "sql": "SELECT day, kwh FROM energy LIMIT 10"},
         operation=Operation.WRITE,
@@ -244,6 +248,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="superset_create_dataset",
         description="Create a Superset dataset from a table in the current environment.",
+        label_ru="создание датасета из таблицы",
         args_model=CreateDatasetArgs,
         example_args={"database_id": 1, "schema_name": "public", "table_name": "energy_hourly"},
         operation=Operation.WRITE,

@@ -22,6 +22,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="show_capabilities",
         description="List what the agent can do for this user on this page.",
+        label_ru="что я умею на этой странице",
         args_model=NoArgs,
         operation=Operation.READ,
         required_roles=READ_ACCESS,

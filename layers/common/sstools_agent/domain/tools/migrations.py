@@ -44,6 +44,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="execute_migration",
         description="Run a planned migration of Superset objects into the target environment.",
+        label_ru="запуск миграции",
         args_model=ExecuteMigrationArgs,
         example_args={"migration_id": 3, "target_env_id": "staging"},
         operation=Operation.WRITE,
@@ -87,6 +88,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="list_migrations",
         description="Migrations between environments: planned, running, done, failed.",
+        label_ru="список миграций и их статусы",
         args_model=ListMigrationsArgs,
         operation=Operation.READ,
         required_roles=READ_ACCESS,
@@ -118,6 +120,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="get_migration_plan",
         description="What a migration would change: objects, mappings, conflicts.",
+        label_ru="план миграции: что будет создано и обновлено",
         args_model=MigrationArgs,
         example_args={"migration_id": 3},
         operation=Operation.READ,

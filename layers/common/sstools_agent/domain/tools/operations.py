@@ -47,6 +47,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="list_environments",
         description="The Superset environments ss-tools manages, with their tiers.",
+        label_ru="список окружений и их уровни",
         args_model=NoArgs,
         operation=Operation.READ,
         required_roles=READ_ACCESS,
@@ -83,6 +84,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="get_task_status",
         description="Status and result of a background task (deploy, validation, migration).",
+        label_ru="статус фоновой задачи",
         args_model=TaskStatusArgs,
         example_args={"task_id": "task-101"},
         operation=Operation.READ,
@@ -123,6 +125,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="run_backup",
         description="Back up the current environment's Superset metadata.",
+        label_ru="резервная копия метаданных окружения",
         args_model=RunBackupArgs,
         example_args={"note": "before the release"},
         operation=Operation.WRITE,
@@ -161,6 +164,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="list_maintenance_events",
         description="Past and planned maintenance windows of the current environment.",
+        label_ru="окна обслуживания окружения",
         args_model=NoArgs,
         operation=Operation.READ,
         required_roles=READ_ACCESS,
@@ -201,6 +205,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="start_maintenance",
         description="Put the current environment into maintenance mode for a while.",
+        label_ru="начало обслуживания окружения",
         args_model=StartMaintenanceArgs,
         example_args={"reason": "upgrade", "duration_minutes": 30},
         operation=Operation.WRITE,
@@ -245,6 +250,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="end_maintenance",
         description="End a maintenance window of the current environment.",
+        label_ru="завершение обслуживания",
         args_model=EndMaintenanceArgs,
         example_args={"event_id": 506},
         operation=Operation.WRITE,
