@@ -150,7 +150,10 @@ class ScenarioRunner:
                 card = cards[-1] if cards else None
                 ends = [e for e in events if isinstance(e, StreamEnd)]
                 conversation = ends[-1].conversation_id if ends else conversation
-                observed.append(Observed(calls, bool(cards), answer_of(events), allowed))
+                reply = "".join(e.token for e in events if isinstance(e, StreamToken))
+                observed.append(
+                    Observed(calls, bool(cards), answer_of(events), allowed, reply=reply.strip())
+                )
         return ScenarioRun(scenario, tuple(observed))
 
     @staticmethod

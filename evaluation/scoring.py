@@ -47,6 +47,9 @@ class Observed:
     """The tools the role and the page allow (what the agent may be offered)."""
     refusal: str | None = None
     """The error code when the request itself was refused (no stream)."""
+    reply: str = ""
+    """The model's own streamed words (the language is judged on them; card prompts and
+    notices are the system's, written in the page's language)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +64,12 @@ class TurnScore:
         return all(self.verdicts.values())
 
 
-_CODE: Final = re.compile(r"`[^`]*`|\b[\w.-]*_[\w.-]*\b|https?://\S+|\bss-dev\b")
+_CODE: Final = re.compile(
+    r"```.*?```|`[^`]*`|https?://\S+|«[^»]*»|“[^”]*”|\"[^\"]*\"|\S*(?:[\d_/\\]|\w[.-]\w)\S*",
+    re.DOTALL,
+)
+"""What is not prose: code, URLs, quoted names, tokens with digits, `_` or `/`, and dotted or
+hyphenated identifiers (ss-dev, public.energy)."""
 _CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN: Final = re.compile(r"[a-z]", re.IGNORECASE)
 
@@ -148,6 +156,6 @@ def score_turn(expect: Expect, observed: Observed) -> TurnScore:
     if expect.facts or expect.facts_any or expect.not_facts:
         judge(Criterion.FACTS, _facts(expect, observed.answer))
     if expect.language is not None:
-        found = language_of(observed.answer)
+        found = language_of(observed.reply or observed.answer)
         judge(Criterion.LANGUAGE, None if found == expect.language else f"written in {found}")
     return score

@@ -8,7 +8,7 @@ the data is not its shape; the generic writer at the end names the tool and its 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from sstools_agent.domain.tool_catalog import CATALOG
@@ -30,6 +30,13 @@ def items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _quoted(texts: Sequence[Any], russian: bool) -> str:
+    """Remarks quoted as they were written (an English answer quotes Russian remarks)."""
+    if russian:
+        return "; ".join(str(t) for t in texts)
+    return "; ".join(f"“{t}”" for t in texts)
+
+
 def _listed(entries: Sequence[str], total: int, russian: bool) -> str:
     shown = "; ".join(entries[:MAX_LISTED])
     rest = total - min(len(entries), MAX_LISTED)
@@ -39,7 +46,7 @@ def _listed(entries: Sequence[str], total: int, russian: bool) -> str:
 def dashboard_facts(d: dict[str, Any], russian: bool) -> str:
     """One dashboard's git status, last change and validation (the seed's status answer)."""
     git, change, validation = d.get("git", {}), d.get("last_change", {}), d.get("validation", {})
-    issues = "; ".join(items(validation.get("issues"))) or say(
+    issues = _quoted(items(validation.get("issues")), russian) or say(
         russian, "замечаний нет", "no issues"
     )
     return say(
@@ -78,7 +85,7 @@ def _dataset(data: dict[str, Any], russian: bool) -> str | None:
         return None
     review, deps = d.get("review", {}), d.get("dependencies", {})
     unmapped = ", ".join(items(d.get("unmapped_columns"))) or say(russian, "нет", "none")
-    comments = "; ".join(items(review.get("comments"))) or say(russian, "нет", "none")
+    comments = _quoted(items(review.get("comments")), russian) or say(russian, "нет", "none")
     dashboards = ", ".join(str(i) for i in items(deps.get("dashboards"))) or "—"
     sources = ", ".join(items(deps.get("upstream_tables"))) or "—"
     return say(
@@ -134,22 +141,37 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
     return f"{head} {_listed(lines, len(lines), russian)}."
 
 
+_TIERS_RU: Final = {"dev": "разработка", "staging": "предрелизное", "prod": "рабочее"}
+
+
 def _environments(data: dict[str, Any], russian: bool) -> str | None:
     if "environments" not in data:
         return None
-    envs = [f"{e.get('id')} ({e.get('tier')})" for e in items(data["environments"])]
-    return say(
-        russian,
-        f"Окружения ss-tools ({len(envs)}): {', '.join(envs)}.",
-        f"ss-tools environments ({len(envs)}): {', '.join(envs)}.",
-    )
+    found = items(data["environments"])
+    if russian:
+        envs = [
+            f"{e.get('id')} — уровень {e.get('tier')} ({_TIERS_RU.get(str(e.get('tier')), '—')})"
+            for e in found
+        ]
+        return f"Окружений ss-tools: {len(envs)}. " + "; ".join(envs) + "."
+    envs = [f"{e.get('id')} (tier {e.get('tier')})" for e in found]
+    return f"ss-tools manages {len(envs)} environments: {', '.join(envs)}."
+
+
+_STATUS_RU: Final = {
+    "planned": "запланирована",
+    "running": "выполняется",
+    "done": "выполнена",
+    "failed": "завершилась ошибкой",
+}
 
 
 def _migration_line(m: dict[str, Any], russian: bool) -> str:
+    status = m.get("status")
     return say(
         russian,
-        f"№{m.get('id')} «{m.get('title')}» {m.get('source_env_id')} → {m.get('target_env_id')}: "
-        f"{m.get('status')}",
+        f"№{m.get('id')} «{m.get('title')}» из {m.get('source_env_id')} в {m.get('target_env_id')}"
+        f" — {_STATUS_RU.get(str(status), status)} ({status})",
         f"#{m.get('id')} “{m.get('title')}” {m.get('source_env_id')} → {m.get('target_env_id')}: "
         f"{m.get('status')}",
     )
@@ -209,7 +231,7 @@ def _deployed(data: dict[str, Any], russian: bool) -> str | None:
 def _validation(data: dict[str, Any], russian: bool) -> str | None:
     if "issues" not in data or "dashboard_id" not in data:
         return None
-    issues = "; ".join(items(data["issues"])) or say(russian, "замечаний нет", "no issues")
+    issues = _quoted(items(data["issues"]), russian) or say(russian, "замечаний нет", "no issues")
     return say(
         russian,
         f"Ревью дашборда {data['dashboard_id']}: {data.get('status')} ({issues}); "
@@ -256,10 +278,12 @@ def _commit(data: dict[str, Any], russian: bool) -> str | None:
 def _grants(data: dict[str, Any], russian: bool) -> str | None:
     if "grants" not in data:
         return None
+    access_ru = {"read": "чтение", "write": "запись"}
     grants = [
-        f"{g.get('role')} — {g.get('access')} (датасет {g.get('dataset_id')})"
+        f"роль {g.get('role')} — {access_ru.get(str(g.get('access')), g.get('access'))} "
+        f"(датасет {g.get('dataset_id')})"
         if russian
-        else f"{g.get('role')} — {g.get('access')} (dataset {g.get('dataset_id')})"
+        else f"role {g.get('role')} — {g.get('access')} (dataset {g.get('dataset_id')})"
         for g in items(data["grants"])
     ]
     total = int(data.get("total", len(grants)))
@@ -310,11 +334,12 @@ def _formatted_sql(data: dict[str, Any], russian: bool) -> str | None:
 def _created_dataset(data: dict[str, Any], russian: bool) -> str | None:
     if "dataset_id" not in data or "dataset" in data or "grants" in data:
         return None
+    table = f"{data.get('schema_name')}.{data.get('table_name')}" if "table_name" in data else ""
     return say(
         russian,
-        f"Датасет создан в {data.get('environment')}: id {data['dataset_id']}.",
-        f"Dataset created in {data.get('environment')}: id {data['dataset_id']}.",
-    )
+        f"Датасет {table} создан в {data.get('environment')}: id {data['dataset_id']}.",
+        f"Dataset {table} created in {data.get('environment')}: id {data['dataset_id']}.",
+    ).replace("  ", " ")
 
 
 def _backup(data: dict[str, Any], russian: bool) -> str | None:
@@ -431,9 +456,13 @@ _WRITERS: Final[tuple[Answer, ...]] = (
 )
 
 
-def describe_result(tool: str, data: Any, russian: bool) -> str:
-    """The answer for a successful call of `tool` that returned `data`."""
+def describe_result(
+    tool: str, data: Any, russian: bool, args: Mapping[str, Any] | None = None
+) -> str:
+    """The answer for a successful call of `tool` with `args` that returned `data`: the writers
+    read the call's arguments and its result together (the result wins where both say)."""
     if isinstance(data, dict):
+        data = {**(args or {}), **data}
         for writer in _WRITERS:
             answer = writer(data, russian)
             if answer is not None:

@@ -103,6 +103,16 @@ def _page_context(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     return _system_block(messages, UI_CONTEXT_OPEN, UI_CONTEXT_CLOSE)
 
 
+def _summary_result(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """The prefetched object's data (its tool's result), or {}."""
+    result = _object_summary(messages).get("result")
+    try:
+        data = json.loads(str(result)) if result is not None else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _object_summary(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     """The prefetched object summary the system prompt carries, or {}."""
     return _system_block(messages, OBJECT_SUMMARY_OPEN, OBJECT_SUMMARY_CLOSE)
@@ -111,8 +121,18 @@ def _object_summary(messages: Sequence[BaseMessage]) -> dict[str, Any]:
 class _Request:
     """The user's message and page, with the extractions every rule needs."""
 
-    def __init__(self, text: str, page: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        text: str,
+        page: dict[str, Any],
+        page_object: dict[str, Any] | None = None,
+        earlier: str = "",
+    ) -> None:
         self.text = text
+        self.earlier = earlier
+        """What the conversation said before (answers and tool results), for follow-ups."""
+        self.page_object = page_object or {}
+        """The page object's prefetched summary (the tool's result), when the prompt has one."""
         self.lower = text.lower()
         self.page = page
         self.russian = bool(_CYRILLIC.search(text))
@@ -138,9 +158,16 @@ class _Request:
         return list(dict.fromkeys(found))
 
     def target_environment(self) -> str | None:
+        """An environment the message names other than the page's; else the target the page's
+        object declares (a migration moves to its own target)."""
         current = self.page.get("envId")
         others = [env for env in self.environments() if env != current]
-        return others[0] if others else None
+        if others:
+            return others[0]
+        declared = self.page_object.get("migration")
+        if isinstance(declared, dict) and declared.get("target_env_id"):
+            return str(declared["target_env_id"])
+        return None
 
     def sql(self) -> str | None:
         span = _CODE_SPAN.search(self.text)
@@ -155,21 +182,35 @@ class _Request:
 
 
 def _score(choice: OfflineChoice, lower: str) -> int:
-    return _STRONG * sum(w in lower for w in choice.strong) + _WEAK * sum(
+    """3 when a strong word is in the message, plus 1 when a weak one is: how many of them
+    match does not count, so a tool with many synonyms does not outvote the named action."""
+    return _STRONG * any(w in lower for w in choice.strong) + _WEAK * any(
         w in lower for w in choice.weak
     )
 
 
-def choose_tool(text: str, available: Sequence[str], catalog: ToolCatalog = CATALOG) -> str | None:
-    """The bound tool whose declared offline keywords best match `text`, or None."""
+def choose_tool(
+    text: str,
+    available: Sequence[str],
+    catalog: ToolCatalog = CATALOG,
+    *,
+    preferred: Sequence[str] = (),
+    strong_only: bool = False,
+) -> str | None:
+    """The tool among `available` whose declared offline keywords best match `text`, or None.
+
+    A tie goes to a `preferred` tool (one this turn offers), then to the lower precedence. With
+    `strong_only`, a tool matched by weak words alone does not count.
+    """
     lower = text.lower()
     scored = [
-        (_score(spec.offline, lower), -spec.offline.precedence, spec.name)
+        (_score(spec.offline, lower), spec.name in preferred, -spec.offline.precedence, spec.name)
         for spec in catalog
         if spec.offline is not None and spec.name in available
     ]
-    best = max(scored, default=(0, 0, None))
-    return best[2] if best[0] > 0 else None
+    best = max(scored, default=(0, False, 0, None))
+    needed = _STRONG if strong_only else 1
+    return best[3] if best[0] >= needed else None
 
 
 ArgsBuilder = Callable[[_Request], dict[str, Any] | None]
@@ -324,8 +365,12 @@ def _minutes(r: _Request) -> dict[str, Any]:
 
 
 def _task(r: _Request) -> dict[str, Any] | None:
+    """The task the message names, else the last one the conversation mentioned."""
     match = _TASK_ID.search(r.lower)
-    return {"task_id": match.group(0)} if match else None
+    if match:
+        return {"task_id": match.group(0)}
+    earlier = _TASK_ID.findall(r.earlier.lower())
+    return {"task_id": earlier[-1]} if earlier else None
 
 
 def _dataset_scope(r: _Request) -> dict[str, Any]:
@@ -392,6 +437,20 @@ def build_arguments(
     return BUILDERS[spec.offline.args](r)
 
 
+def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> str | None:
+    """The tool the model's last question asked details for («…(deploy_dashboard)…?»), when
+    the user's answer names no tool of its own."""
+    for message in reversed(messages[:-1]):
+        if isinstance(message, AIMessage) and not message.tool_calls:
+            text = _text_of(message)
+            if not text.rstrip().endswith("?"):
+                return None
+            return next((tool for tool in bound if f"({tool})" in text), None)
+        if isinstance(message, HumanMessage | ToolMessage):
+            continue
+    return None
+
+
 def _unavailable(messages: Sequence[BaseMessage]) -> dict[str, tuple[str, str]]:
     """The tools the prompt says this user cannot use here: name -> (rule, detail)."""
     block = _system_block(messages, UNAVAILABLE_OPEN, UNAVAILABLE_CLOSE)
@@ -434,9 +493,21 @@ def _unavailable_answer(tool: str, kept_out: tuple[str, str], r: _Request) -> st
     return say(
         r.russian,
         f"На странице объекта «{page}» это недоступно: {label}. Откройте страницу нужного "
-        "объекта или страницу без объекта.",
+        f"объекта или страницу без объекта.{_related_datasets(r)}",
         f"Not available on a {page} page: {label}. Open the page of the right object, or a "
-        "page without one.",
+        f"page without one.{_related_datasets(r)}",
+    )
+
+
+def _related_datasets(r: _Request) -> str:
+    """The page dashboard's datasets, named so the user knows which pages to open."""
+    found = r.page_object.get("dashboards")
+    dashboard = found[0] if isinstance(found, list) and len(found) == 1 else {}
+    ids = ", ".join(str(i) for i in dashboard.get("datasets", []))
+    if not ids:
+        return ""
+    return say(
+        r.russian, f" Датасеты этого дашборда: {ids}.", f" This dashboard's datasets: {ids}."
     )
 
 
@@ -535,9 +606,19 @@ class OfflineChatModel(BaseChatModel):
         russian = bool(humans) and bool(_CYRILLIC.search(_text_of(humans[-1])))
         if messages and isinstance(messages[-1], ToolMessage):
             return AIMessage(content=self._answer_from_tools(messages, russian))
-        request = _Request(_text_of(humans[-1]) if humans else "", _page_context(messages))
-        # What the user asks for, whatever this turn offers (as an LLM reads the request)
-        wanted = choose_tool(request.text, CATALOG.names)
+        request = _Request(
+            _text_of(humans[-1]) if humans else "",
+            _page_context(messages),
+            _summary_result(messages),
+            " ".join(_text_of(m) for m in messages[:-1] if isinstance(m, AIMessage | ToolMessage)),
+        )
+        # What the user asks for, whatever this turn offers (as an LLM reads the request); a
+        # vague question on an object page ("what's its status?") is about the page's object
+        summary = _object_summary(messages)
+        wanted = choose_tool(
+            request.text, CATALOG.names, preferred=self.bound_tools, strong_only=bool(summary)
+        ) or (str(summary["tool"]) if summary else choose_tool(request.text, CATALOG.names))
+        wanted = wanted or _clarified_tool(messages, self.bound_tools)
         from_summary = self._answer_from_summary(request, messages, wanted)
         if from_summary is not None:
             return AIMessage(content=from_summary)
@@ -576,6 +657,12 @@ class OfflineChatModel(BaseChatModel):
             if not isinstance(message, ToolMessage):
                 break
             results.insert(0, message)
+        calls = {
+            call["id"]: call["args"]
+            for message in messages
+            if isinstance(message, AIMessage)
+            for call in message.tool_calls
+        }
         parts = []
         for result in results:
             if result.status == "error":
@@ -589,7 +676,8 @@ class OfflineChatModel(BaseChatModel):
                     data = json.loads(_text_of(result))
                 except ValueError:
                     data = _text_of(result)
-            parts.append(describe_result(result.name or "tool", data, russian))
+            args = calls.get(result.tool_call_id, {})
+            parts.append(describe_result(result.name or "tool", data, russian, args))
         return " ".join(parts)
 
     def _no_tool_answer(self, tool: str | None, request: _Request) -> str:

@@ -161,10 +161,10 @@ class ArgsRecipe(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class OfflineChoice:
-    """How the offline (rule-based) model picks this tool: strong words name the action (3 points),
-    weak ones its object (1 point), stems matched as substrings of the lower-cased message; the
-    best score wins and a tie goes to the lower `precedence` (specific actions before generic
-    reads). `args` says how it fills the arguments."""
+    """How the offline (rule-based) model picks this tool: a strong word names the action (3
+    points when any is in the message), a weak one its object (1 point when any is), stems matched
+    as substrings of the lower-cased message; the best score wins and a tie goes to the lower
+    `precedence` (specific actions before generic reads). `args` says how it fills them."""
 
     strong: tuple[str, ...]
     weak: tuple[str, ...] = ()

@@ -157,6 +157,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "бекап",
                 "резервн",
                 "backup",
+                "back up",
             ),
             precedence=160,
         ),
