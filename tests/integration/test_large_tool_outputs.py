@@ -141,7 +141,8 @@ def test_a_large_output_is_kept_whole_and_shown_everywhere(origin: Origin, text:
     full_bytes = to_json(full).encode()
     assert len(full_bytes) > ITEM_LIMIT_BYTES
     assert len(full["dashboards"]) == 20
-    assert "Найдено дашбордов: 45" in "".join(e["metadata"].get("token", "") for e in events)
+    streamed = "".join(e["metadata"].get("token", "") for e in events)
+    assert "Найдено дашбордов в ss-dev: 45" in streamed
     ref = live["output_ref"]
     assert ref == f"/api/assistant/conversations/{conversation}/tool-outputs/{live['tool_call_id']}"
     assert live["output_bytes"] == len(full_bytes)
@@ -150,7 +151,7 @@ def test_a_large_output_is_kept_whole_and_shown_everywhere(origin: Origin, text:
     read = history(origin, alice, conversation)
     assert read.status_code == 200, read.text
     _, assistant = read.json()["items"]
-    assert "Найдено дашбордов: 45" in assistant["content"]
+    assert "Найдено дашбордов в ss-dev: 45" in assistant["content"]
     (call,) = assistant["tool_calls"]
     assert call["status"] == "tool_end"
     assert (call["output_ref"], call["output_bytes"], call["truncated"]) == (

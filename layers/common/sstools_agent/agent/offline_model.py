@@ -569,8 +569,8 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         role = (artifact.get("decision") or {}).get("permission", {}).get("required_role")
         return say(
             russian,
-            f"Недостаточно прав: для {tool} нужна роль {role}.",
-            f"Not allowed: {tool} requires the {role} role.",
+            f"Я не запускал {tool}: для этого нужна роль {role}, а у вас её нет.",
+            f"I did not run {tool}: it needs the {role} role, which you do not have.",
         )
     if event == "cancelled":
         return say(
@@ -612,13 +612,17 @@ class OfflineChatModel(BaseChatModel):
             _summary_result(messages),
             " ".join(_text_of(m) for m in messages[:-1] if isinstance(m, AIMessage | ToolMessage)),
         )
-        # What the user asks for, whatever this turn offers (as an LLM reads the request); a
-        # vague question on an object page ("what's its status?") is about the page's object
+        # What the user asks for, whatever this turn offers (as an LLM reads the request): the
+        # action it names; else the answer to the model's last question («тогда в прод»); else,
+        # on an object page, a vague question ("what's its status?") is about the page's object
         summary = _object_summary(messages)
-        wanted = choose_tool(
-            request.text, CATALOG.names, preferred=self.bound_tools, strong_only=bool(summary)
-        ) or (str(summary["tool"]) if summary else choose_tool(request.text, CATALOG.names))
-        wanted = wanted or _clarified_tool(messages, self.bound_tools)
+        wanted = (
+            choose_tool(
+                request.text, CATALOG.names, preferred=self.bound_tools, strong_only=bool(summary)
+            )
+            or _clarified_tool(messages, self.bound_tools)
+            or (str(summary["tool"]) if summary else choose_tool(request.text, CATALOG.names))
+        )
         from_summary = self._answer_from_summary(request, messages, wanted)
         if from_summary is not None:
             return AIMessage(content=from_summary)
@@ -638,10 +642,13 @@ class OfflineChatModel(BaseChatModel):
         self, request: _Request, messages: Sequence[BaseMessage], wanted: str | None
     ) -> str | None:
         """The answer from the prompt's prefetched object summary, when the question is the one
-        its tool answers (a status question), about the page's object."""
+        its tool answers (a status question) about the page's object, and the turn does not
+        offer that tool."""
         summary = _object_summary(messages)
         tool = str(summary.get("tool")) if summary else None
-        if tool is None or wanted != tool:
+        # When the turn still offers the summary's tool, the router judged the summary not
+        # enough (or there is no router): the tool is called for fresh data instead
+        if tool is None or wanted != tool or tool in self.bound_tools:
             return None
         if build_arguments(tool, request) != summary.get("args"):
             return None

@@ -173,21 +173,42 @@ class ChatAgent:
             request_id=context.request_id,
         )
 
-    async def route(self, message: str, context: AgentRunContext) -> RoutingDecision | None:
+    async def route(
+        self, message: str, context: AgentRunContext, thread_id: str | None = None
+    ) -> RoutingDecision | None:
         """The router's tools for a new message, within what the policy allows (None without a
-        router). Embedding runs in a worker thread: the event loop keeps streaming."""
+        router). A message that points at no tool of its own (a follow-up such as «тогда в прод»)
+        is routed together with the conversation's previous user message (`thread_id`). Embedding
+        runs in a worker thread: the event loop keeps streaming."""
         if self.router is None:
             return None
+        decision = await self._route(self.router, message, context)
+        if decision.ranked or thread_id is None:
+            return decision
+        previous = await self._previous_user_message(thread_id)
+        if previous is None:
+            return decision
+        return await self._route(self.router, f"{previous}\n{message}", context)
+
+    async def _route(
+        self, router: ToolRouter, message: str, context: AgentRunContext
+    ) -> RoutingDecision:
         selection = self.policy.select_tools(context.role, context.ui_context)
         page = context.ui_context
         return await asyncio.to_thread(
-            self.router.route,
+            router.route,
             message,
             selection.offered_names,
             prefetch_available=context.prefetched is not None,
             page_object=page.object_type.value if page and page.object_type else None,
             policy_removed={removal.tool: removal.rule.value for removal in selection.removed},
         )
+
+    async def _previous_user_message(self, thread_id: str) -> str | None:
+        state = await self.graph.aget_state(self._config(thread_id))
+        messages = (state.values or {}).get("messages", [])
+        earlier = [m for m in messages if isinstance(m, HumanMessage)]
+        return str(earlier[-1].content) if earlier else None
 
     async def pending_confirmation(self, thread_id: str) -> PendingConfirmation | None:
         """The confirmation this conversation waits for, if any."""

@@ -448,7 +448,7 @@ class ChatTurns:
                 prefetch.cancel()
         message = turn.message or ""
         context = replace(context, prefetched=prefetched)
-        routing = await agent.route(message, context)
+        routing = await agent.route(message, context, conversation_id)
         if routing is not None:
             context = replace(context, routing=routing)
             self._record_routing(turn, routing, context)
