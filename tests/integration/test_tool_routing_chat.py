@@ -12,7 +12,7 @@ from local.fault_injection import Fault, FaultKind
 from sstools_agent.adapters.embeddings import OfflineEmbedder
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.audit import AuditKind
-from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.chat_events import ChatEvent, EventType, PermissionDenied
 from sstools_agent.domain.tool_routing import ToolRouter
 from sstools_agent.wiring.adapters import (
     confirmation_store_from,
@@ -164,3 +164,43 @@ async def test_a_dataset_question_offers_few_tools(stack: AgentStack, router: To
     assert len(model.bindings[0]) <= 5
     assert "superset_explore_database" in model.bindings[0]
     assert routed(audit)["intent"] in {"specific", "dashboard_query"}
+
+
+async def test_an_answer_to_a_clarifying_question_keeps_the_tool_it_was_about(
+    stack: AgentStack, router: ToolRouter
+):
+    # Given the agent asked where to deploy this dashboard
+    model, audit = RecordingOfflineModel(), MemoryAudit()
+    agent = stack.agent(model, router=router)
+    settings = stack.settings
+    turns = ChatTurns(
+        lambda: agent,
+        conversation_store_from(settings),
+        confirmation_store_from(settings),
+        confirmation_workflow_from(settings),
+        audit=audit,
+        outputs=tool_output_store_from(settings),
+    )
+    context = stack.context("engineer", DASHBOARD_10)
+
+    async def say(message: str, conversation_id: str | None) -> list[ChatEvent]:
+        prepared = await turns.prepare(
+            owner=context.principal.subject,
+            conversation_id=conversation_id,
+            action=None,
+            message=message,
+            confirmation_id=None,
+            ui_context=DASHBOARD_10,
+        )
+        return [event async for _, event in turns.stream(prepared, context)]
+
+    asked = await say("выкати этот дашборд", None)
+    assert "В какое окружение" in answer(asked)
+    assert not [e for e in asked if e.type is EventType.CONFIRM_REQUIRED]
+    conversation = asked[-1].metadata["conversation_id"]
+    # When the user answers with the environment alone
+    answered = await say("тогда в прод", conversation)
+    # Then the deploy it was about is what the agent reaches for: to prod, which needs an admin
+    [denied] = [e for e in answered if isinstance(e, PermissionDenied)]
+    assert (denied.tool, denied.required_role) == ("deploy_dashboard", "admin")
+    assert "admin" in answer(answered)

@@ -71,6 +71,8 @@ def test_a_card_expectation_is_judged_either_way():
         ("Дашборд `get_health_summary` в ss-dev: 2 графика с ошибками", "ru"),
         ("Dashboard 42 in ss-dev has 2 failing charts", "en"),
         ("Готово: deploy_dashboard задеплоен в staging", "ru"),
+        ("Found 2 dashboards: «Отчёт по энергопотреблению», «Потери электроэнергии»", "en"),
+        ("Ветка feature/losses создана для дашборда 42. Ветки: main, feature/losses.", "ru"),
         ("42", None),
     ],
 )
@@ -90,3 +92,15 @@ def test_a_scenario_states_one_action_per_turn_and_consistent_expectations():
         Expect.model_validate({"no_calls": True, "calls": ["search_dashboards"]})
     with pytest.raises(ValueError, match="Extra inputs"):
         Expect.model_validate({"facst": ["typo"]})
+
+
+def test_the_language_is_judged_on_the_model_s_own_words():
+    # A Russian card prompt in an English conversation does not make the answer Russian
+    seen = Observed(
+        (),
+        True,
+        "Изменения в dev-окружении ss-dev: … Подтвердить? Done.",
+        ALLOWED,
+        reply="The branch was created.",
+    )
+    assert verdicts({"language": "en"}, seen)[Criterion.LANGUAGE] is True

@@ -1,14 +1,19 @@
 """The offline chat model: deterministic and rule-based. It is not an LLM.
 
 It exists so that the local stack, the tests and the benchmark run the real agent (middleware,
-checkpoints, tools, streaming) with no model service. Its rules:
-- it only ever calls a tool it was given (`bind_tools`), picked by weighted keywords (Russian and
-  English) in the user's last message: each tool's `offline` choice in the catalog;
-- it fills ids and environments from the message, else from the UI context block of the system
-  prompt (the same block a real model reads), as the declaration's `ArgsRecipe` says;
-- after tool results it answers from them, in the language of the user's last message, with the
-  facts the seed's scenarios ask for (git status, last change and validation for a dashboard;
-  mappings, dependencies and review status for a dataset);
+checkpoints, tools, streaming) with no model service, and it is scored by `make eval` like any
+model. Its rules:
+- it reads what the user asks for over the whole catalog (each tool's `offline` choice, Russian
+  and English keywords), and calls that tool only when this turn offers it (`bind_tools`); one the
+  prompt lists as unavailable is explained (role, page, environment), never called;
+- on an object page a vague question is about the page's object, answered from the prefetched
+  summary when the turn no longer offers its tool;
+- it fills ids and environments from the message, else from the UI context block and the page
+  object's summary in the system prompt (the blocks a real model reads), as the declaration's
+  `ArgsRecipe` says; when something is missing it asks, naming what and offering the choices, and
+  takes the next message as the answer;
+- after tool results it answers from them in the language of the user's last message
+  (`offline_answers`: by the result's shape);
 - it streams its answer word by word.
 """
 
