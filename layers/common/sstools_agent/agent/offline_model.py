@@ -574,8 +574,8 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         role = (artifact.get("decision") or {}).get("permission", {}).get("required_role")
         return say(
             russian,
-            f"Я не запускал {tool}: для этого нужна роль {role}, а у вас её нет.",
-            f"I did not run {tool}: it needs the {role} role, which you do not have.",
+            f"Недостаточно прав: я не запускал {tool}, для этого нужна роль {role}.",
+            f"Not allowed: I did not run {tool}, it needs the {role} role.",
         )
     if event == "cancelled":
         return say(
