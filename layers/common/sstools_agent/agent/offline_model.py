@@ -451,8 +451,6 @@ def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> st
             if not text.rstrip().endswith("?"):
                 return None
             return next((tool for tool in bound if f"({tool})" in text), None)
-        if isinstance(message, HumanMessage | ToolMessage):
-            continue
     return None
 
 
@@ -470,7 +468,9 @@ def _label(tool: str, russian: bool) -> str:
     spec = CATALOG.get(tool)
     if spec is None:
         return tool
-    return f"{spec.label_ru} ({tool})" if russian else f"{tool} ({spec.description.rstrip('.')})"
+    # The name in parentheses lets the next turn know which tool a question was about
+    described = spec.label_ru if russian else spec.description.rstrip(".").lower()
+    return f"{described} ({tool})"
 
 
 def _unavailable_answer(tool: str, kept_out: tuple[str, str], r: _Request) -> str:
