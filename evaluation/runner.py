@@ -10,7 +10,6 @@ set), so the same run scores a real model when one is reachable.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -40,9 +39,13 @@ from sstools_agent.domain.chat_events import (
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.settings import Settings
-from sstools_agent.wiring.adapters import service_token_issuer_from
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import AgentStack, sample_upstream, user_issuer
+from tests.support.agent_stack import (
+    AgentStack,
+    minted_service_tokens,
+    sample_upstream,
+    user_issuer,
+)
 from tests.support.aws import aws_subprocess_stack
 
 TURN_TIMEOUT_S = 120.0
@@ -181,12 +184,9 @@ def chat_function_app(settings: Settings) -> Any:
     """The chat function's own composition (its model, router, prefetch, stores), with two
     parts swapped for a run without the REST API: service tokens are minted directly, and
     nothing is audited."""
-    issuer = service_token_issuer_from(settings)
-
-    async def minted() -> str:  # KMS signs over HTTP: off the event loop, as the client is
-        return (await asyncio.to_thread(issuer.service_token)).token
-
-    deps = replace(build_chat(settings), audit=_NoAudit(), service_token=minted)
+    deps = replace(
+        build_chat(settings), audit=_NoAudit(), service_token=minted_service_tokens(settings)
+    )
     return create_chat_app(deps)
 
 

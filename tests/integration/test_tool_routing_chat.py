@@ -35,6 +35,27 @@ def router() -> ToolRouter:
     return router
 
 
+def chat_turns(
+    stack: AgentStack,
+    model: RecordingOfflineModel,
+    router: ToolRouter,
+    audit: MemoryAudit,
+    prefetch_timeout_s: float = 1.5,
+) -> ChatTurns:
+    """The chat function's turn sequencing over this stack, with this model and router."""
+    agent = stack.agent(model, router=router)
+    settings = stack.settings
+    return ChatTurns(
+        lambda: agent,
+        conversation_store_from(settings),
+        confirmation_store_from(settings),
+        confirmation_workflow_from(settings),
+        audit=audit,
+        prefetch_timeout_s=prefetch_timeout_s,
+        outputs=tool_output_store_from(settings),
+    )
+
+
 async def turn(
     stack: AgentStack,
     router: ToolRouter,
@@ -46,17 +67,7 @@ async def turn(
 ) -> tuple[list[ChatEvent], RecordingOfflineModel, MemoryAudit, float]:
     """One new-message turn as the chat function runs it; its events, model, audit, seconds."""
     model, audit = RecordingOfflineModel(), MemoryAudit()
-    agent = stack.agent(model, router=router)
-    settings = stack.settings
-    turns = ChatTurns(
-        lambda: agent,
-        conversation_store_from(settings),
-        confirmation_store_from(settings),
-        confirmation_workflow_from(settings),
-        audit=audit,
-        prefetch_timeout_s=prefetch_timeout_s,
-        outputs=tool_output_store_from(settings),
-    )
+    turns = chat_turns(stack, model, router, audit, prefetch_timeout_s)
     context = stack.context(role, ui_context)
     started = time.monotonic()
     prepared = await turns.prepare(
@@ -171,16 +182,7 @@ async def test_an_answer_to_a_clarifying_question_keeps_the_tool_it_was_about(
 ):
     # Given the agent asked where to deploy this dashboard
     model, audit = RecordingOfflineModel(), MemoryAudit()
-    agent = stack.agent(model, router=router)
-    settings = stack.settings
-    turns = ChatTurns(
-        lambda: agent,
-        conversation_store_from(settings),
-        confirmation_store_from(settings),
-        confirmation_workflow_from(settings),
-        audit=audit,
-        outputs=tool_output_store_from(settings),
-    )
+    turns = chat_turns(stack, model, router, audit)
     context = stack.context("engineer", DASHBOARD_10)
 
     async def say(message: str, conversation_id: str | None) -> list[ChatEvent]:

@@ -157,6 +157,16 @@ def answer(events: list[ChatEvent]) -> str:
     )
 
 
+def minted_service_tokens(settings: Settings) -> Callable[[], Awaitable[str]]:
+    """Service tokens signed directly with the template's KMS key (no REST API to ask)."""
+    issuer = service_token_issuer_from(settings)
+
+    async def minted() -> str:  # KMS signs over HTTP: off the event loop, as the client is
+        return (await asyncio.to_thread(issuer.service_token)).token
+
+    return minted
+
+
 def chat_app(
     stack: AgentStack,
     model: BaseChatModel,
@@ -173,16 +183,11 @@ def chat_app(
     large tool outputs are kept in the template's bucket unless `outputs` says."""
     deps = build_chat(stack.settings)
     agent = stack.agent(model, router=router)
-    issuer = service_token_issuer_from(stack.settings)
-
-    async def minted() -> str:  # KMS signs over HTTP: off the event loop, as the client is
-        return (await asyncio.to_thread(issuer.service_token)).token
-
     deps = replace(
         deps,
         agent=lambda: agent,
         audit=audit,
-        service_token=service_token or minted,
+        service_token=service_token or minted_service_tokens(stack.settings),
         prefetch_timeout_s=prefetch_timeout_s,
         outputs=outputs or deps.outputs,
     )

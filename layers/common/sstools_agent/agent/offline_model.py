@@ -108,9 +108,9 @@ def _page_context(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     return _system_block(messages, UI_CONTEXT_OPEN, UI_CONTEXT_CLOSE)
 
 
-def _summary_result(messages: Sequence[BaseMessage]) -> dict[str, Any]:
-    """The prefetched object's data (its tool's result), or {}."""
-    result = _object_summary(messages).get("result")
+def _summary_result(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The prefetched object's data (its tool's result, JSON in the block), or {}."""
+    result = summary.get("result")
     try:
         data = json.loads(str(result)) if result is not None else {}
     except ValueError:
@@ -611,16 +611,16 @@ class OfflineChatModel(BaseChatModel):
         russian = bool(humans) and bool(_CYRILLIC.search(_text_of(humans[-1])))
         if messages and isinstance(messages[-1], ToolMessage):
             return AIMessage(content=self._answer_from_tools(messages, russian))
+        summary = _object_summary(messages)
         request = _Request(
             _text_of(humans[-1]) if humans else "",
             _page_context(messages),
-            _summary_result(messages),
+            _summary_result(summary),
             " ".join(_text_of(m) for m in messages[:-1] if isinstance(m, AIMessage | ToolMessage)),
         )
         # What the user asks for, whatever this turn offers (as an LLM reads the request): the
         # action it names; else the answer to the model's last question («тогда в прод»); else,
         # on an object page, a vague question ("what's its status?") is about the page's object
-        summary = _object_summary(messages)
         wanted = (
             choose_tool(
                 request.text, CATALOG.names, preferred=self.bound_tools, strong_only=bool(summary)
@@ -628,7 +628,7 @@ class OfflineChatModel(BaseChatModel):
             or _clarified_tool(messages, self.bound_tools)
             or (str(summary["tool"]) if summary else choose_tool(request.text, CATALOG.names))
         )
-        from_summary = self._answer_from_summary(request, messages, wanted)
+        from_summary = self._answer_from_summary(request, summary, wanted)
         if from_summary is not None:
             return AIMessage(content=from_summary)
         kept_out = _unavailable(messages)
@@ -644,24 +644,19 @@ class OfflineChatModel(BaseChatModel):
         return AIMessage(content="", tool_calls=[{"name": tool, "args": args, "id": call_id}])
 
     def _answer_from_summary(
-        self, request: _Request, messages: Sequence[BaseMessage], wanted: str | None
+        self, request: _Request, summary: Mapping[str, Any], wanted: str | None
     ) -> str | None:
         """The answer from the prompt's prefetched object summary, when the question is the one
         its tool answers (a status question) about the page's object, and the turn does not
         offer that tool."""
-        summary = _object_summary(messages)
         tool = str(summary.get("tool")) if summary else None
         # When the turn still offers the summary's tool, the router judged the summary not
         # enough (or there is no router): the tool is called for fresh data instead
         if tool is None or wanted != tool or tool in self.bound_tools:
             return None
-        if build_arguments(tool, request) != summary.get("args"):
+        if not request.page_object or build_arguments(tool, request) != summary.get("args"):
             return None
-        try:
-            data = json.loads(str(summary.get("result")))
-        except ValueError:
-            return None
-        return describe_result(tool, data, request.russian)
+        return describe_result(tool, request.page_object, request.russian)
 
     def _answer_from_tools(self, messages: Sequence[BaseMessage], russian: bool) -> str:
         results: list[ToolMessage] = []
