@@ -8,7 +8,8 @@ the data is not its shape; the generic writer at the end names the tool and its 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from sstools_agent.domain.tool_catalog import CATALOG
@@ -54,11 +55,13 @@ def dashboard_facts(d: dict[str, Any], russian: bool) -> str:
         f"Дашборд «{d.get('title')}» (id {d.get('id')}) в {d.get('environment')}: "
         f"git-статус — {git.get('status')} (ветка {git.get('branch')}), "
         f"последнее изменение — {change.get('at')} ({change.get('by')}), "
-        f"валидация — {validation.get('status')} ({issues}).",
+        f"валидация — {validation.get('status')} ({issues}); "
+        f"владельцы: {', '.join(str(o) for o in items(d.get('owners'))) or '—'}.",
         f"Dashboard “{d.get('title')}” (id {d.get('id')}) in {d.get('environment')}: "
         f"git status {git.get('status')} (branch {git.get('branch')}), "
         f"last change {change.get('at')} by {change.get('by')}, "
-        f"validation {validation.get('status')} ({issues}).",
+        f"validation {validation.get('status')} ({issues}); "
+        f"owners: {', '.join(str(o) for o in items(d.get('owners'))) or '—'}.",
     )
 
 
@@ -115,17 +118,32 @@ def _databases(data: dict[str, Any], russian: bool) -> str | None:
     )
 
 
+def _charts_ru(count: Any) -> str:
+    """«1 график», «2 графика», «5 графиков»."""
+    n = int(count or 0)
+    if n % 10 == 1 and n % 100 != 11:
+        return f"{n} график"
+    if n % 10 in (2, 3, 4) and n % 100 not in (12, 13, 14):
+        return f"{n} графика"
+    return f"{n} графиков"
+
+
 def _health(data: dict[str, Any], russian: bool) -> str | None:
     if "failing" not in data or "items" not in data:
         return None
-    bad = [i for i in items(data["items"]) if i.get("status") != "ok"]
+    severity = {"failing": 0, "warning": 1}
+    bad = sorted(
+        (i for i in items(data["items"]) if i.get("status") != "ok"),
+        key=lambda i: severity.get(str(i.get("status")), 2),
+    )
     lines = [
         say(
             russian,
             f"«{i.get('title')}» (id {i.get('dashboard_id')}): {i.get('status')}, "
-            f"графиков с ошибками {i.get('failing_charts')}",
+            f"{_charts_ru(i.get('failing_charts'))} с ошибками, "
+            f"медленных запросов: {i.get('slow_queries', 0)}",
             f"“{i.get('title')}” (id {i.get('dashboard_id')}): {i.get('status')}, "
-            f"{i.get('failing_charts')} failing charts",
+            f"{i.get('failing_charts')} failing charts, {i.get('slow_queries', 0)} slow queries",
         )
         for i in bad
     ]
@@ -136,6 +154,14 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
         f"Dashboard health in {data.get('environment')}: {data.get('total')} in all, "
         f"{data.get('failing')} failing.",
     )
+    if data.get(NARROWED):
+        head = say(
+            russian,
+            f"Из этих дашбордов ({data.get('total')}) в {data.get('environment')} с ошибками "
+            f"{data.get('failing')}.",
+            f"Of those {data.get('total')} dashboards in {data.get('environment')}, "
+            f"{data.get('failing')} failing.",
+        )
     if not lines:
         return head + say(russian, " Проблем нет.", " No problems.")
     return f"{head} {_listed(lines, len(lines), russian)}."
@@ -166,6 +192,14 @@ _STATUS_RU: Final = {
 }
 
 
+_COUNTED_RU: Final = {
+    "planned": "запланировано",
+    "running": "выполняется",
+    "done": "выполнено",
+    "failed": "с ошибкой",
+}
+
+
 def _migration_line(m: dict[str, Any], russian: bool) -> str:
     status = m.get("status")
     return say(
@@ -183,6 +217,31 @@ def _migrations(data: dict[str, Any], russian: bool) -> str | None:
     found = items(data["migrations"])
     total = int(data.get("total", len(found)))
     lines = [_migration_line(m, russian) for m in found]
+    narrowed = data.get(NARROWED)
+    if isinstance(narrowed, dict) and narrowed.get("statuses"):
+        statuses = ", ".join(str(s) for s in narrowed["statuses"])
+        named = ", ".join(_STATUS_RU.get(str(s), str(s)) for s in narrowed["statuses"])
+        counted = sorted(narrowed.get("counts", {}).items())
+        head = say(
+            russian,
+            f"Всего миграций: {narrowed['of']} ("
+            + ", ".join(f"{_COUNTED_RU.get(s, s)} {n}" for s, n in counted)
+            + ")",
+            f"{narrowed['of']} migrations in all ("
+            + ", ".join(f"{s} {n}" for s, n in counted)
+            + ")",
+        )
+        if not lines:
+            return say(
+                russian,
+                f"{head}; {named} — ни одной.",
+                f"{head}; none is {statuses}.",
+            )
+        return say(
+            russian,
+            f"{head}; {named}: {_listed(lines, len(lines), True)}.",
+            f"{head}; {statuses}: {_listed(lines, len(lines), False)}.",
+        )
     return say(
         russian,
         f"Миграций: {total}. {_listed(lines, total, True)}.",
@@ -236,8 +295,8 @@ def _validation(data: dict[str, Any], russian: bool) -> str | None:
         russian,
         f"Ревью дашборда {data['dashboard_id']}: {data.get('status')} ({issues}); "
         f"задача {data.get('task_id')}.",
-        f"Review of dashboard {data['dashboard_id']}: {data.get('status')} ({issues}); "
-        f"task {data.get('task_id')}.",
+        f"The review of dashboard {data['dashboard_id']} is finished with the status "
+        f"{data.get('status')}. What it found: {issues} (task {data.get('task_id')}).",
     )
 
 
@@ -393,14 +452,31 @@ def _maintenance_event(data: dict[str, Any], russian: bool) -> str | None:
     )
 
 
+_TASK_STATUS_RU: Final = {
+    "queued": "в очереди",
+    "running": "ещё выполняется",
+    "done": "выполнена",
+    "failed": "завершилась ошибкой",
+}
+_TASK_KIND_RU: Final = {
+    "deploy": "деплой",
+    "validation": "проверка",
+    "documentation": "документация",
+    "migration": "миграция",
+    "backup": "резервная копия",
+}
+
+
 def _task(data: dict[str, Any], russian: bool) -> str | None:
     if "kind" not in data or "status" not in data:
         return None
     result = data.get("result")
     tail = say(russian, f", результат: {result}", f", result: {result}") if result else ""
+    kind, status = str(data["kind"]), str(data["status"])
     return say(
         russian,
-        f"Задача {data.get('id')} ({data['kind']}): статус {data['status']}{tail}.",
+        f"Задача {data.get('id')} ({_TASK_KIND_RU.get(kind, kind)}): "
+        f"{_TASK_STATUS_RU.get(status, status)} ({status}){tail}.",
         f"Task {data.get('id')} ({data['kind']}): status {data['status']}{tail}.",
     )
 
@@ -457,12 +533,17 @@ _WRITERS: Final[tuple[Answer, ...]] = (
 
 
 def describe_result(
-    tool: str, data: Any, russian: bool, args: Mapping[str, Any] | None = None
+    tool: str,
+    data: Any,
+    russian: bool,
+    args: Mapping[str, Any] | None = None,
+    focus: Focus | None = None,
 ) -> str:
     """The answer for a successful call of `tool` with `args` that returned `data`: the writers
-    read the call's arguments and its result together (the result wins where both say)."""
+    read the call's arguments and its result together (the result wins where both say), narrowed
+    to what the question is about (`focus`)."""
     if isinstance(data, dict):
-        data = {**(args or {}), **data}
+        data = narrowed({**(args or {}), **data}, focus or Focus())
         for writer in _WRITERS:
             answer = writer(data, russian)
             if answer is not None:
@@ -473,3 +554,160 @@ def describe_result(
         if isinstance(v, str | int | float | bool)
     )[:300]
     return say(russian, f"Готово ({tool}). {facts}", f"Done ({tool}). {facts}").strip()
+
+
+# What a question is about, and the objects an exchange named: the offline model's memory
+
+NARROWED: Final = "narrowed"
+"""The key a narrowed result carries: the statuses it was narrowed to and the count before."""
+LIST_STATUSES: Final = frozenset({"planned", "running", "done", "failed"})
+"""The statuses of migrations and tasks (`list_migrations`' `status`), which a question names."""
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """What a question narrows a result to: objects an earlier answer named (by kind, «which of
+    them are broken?») and statuses it names («which migrations failed?»)."""
+
+    ids: Mapping[str, Collection[Any]] = field(default_factory=dict)
+    statuses: frozenset[str] = frozenset()
+
+
+def _key_of(entry: Mapping[str, Any], kind: str, listed_as: str) -> Any:
+    """An entry's id as an object of `kind`: its own `id` in a list named after the kind
+    («dashboards»), else its `<kind>_id` (health items' «dashboard_id»)."""
+    if listed_as == f"{kind}s" and "id" in entry:
+        return entry["id"]
+    return entry.get(f"{kind}_id")
+
+
+def _kept(key: str, entries: list[dict[str, Any]], focus: Focus) -> list[dict[str, Any]]:
+    """The entries of the list `key` that the focus keeps."""
+    kept = entries
+    for kind, ids in focus.ids.items():
+        if all(_key_of(e, kind, key) is not None for e in kept):
+            kept = [e for e in kept if _key_of(e, kind, key) in ids]
+    if focus.statuses and {str(e.get("status")) for e in entries} <= LIST_STATUSES:
+        kept = [e for e in kept if e.get("status") in focus.statuses]
+    return kept
+
+
+def narrowed(data: dict[str, Any], focus: Focus) -> dict[str, Any]:
+    """`data` with its complete lists of objects narrowed to the focus: to the ids of a kind the
+    question refers back to, and to the statuses it names. A summarised (partial) list is left
+    whole: narrowing what was cut would tell the user «none» when the rest was not read."""
+    if not (focus.ids or focus.statuses):
+        return data
+    lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+    if isinstance(data.get("total"), int) and any(len(v) != data["total"] for v in lists):
+        return data
+    result = dict(data)
+    for key, value in data.items():
+        if not (isinstance(value, list) and value and all(isinstance(e, dict) for e in value)):
+            continue
+        kept = _kept(key, value, focus)
+        statuses = {str(e.get("status")) for e in value}
+        if focus.statuses and statuses <= LIST_STATUSES:
+            result[NARROWED] = {
+                "statuses": sorted(focus.statuses),
+                "of": len(value),
+                "counts": {s: sum(1 for e in value if e.get("status") == s) for s in statuses},
+            }
+        if len(kept) != len(value):
+            result[key] = kept
+            result.setdefault(NARROWED, {"of": len(value)})
+            if "total" in result:
+                result["total"] = len(kept)
+            if "failing" in result:
+                result["failing"] = sum(1 for e in kept if e.get("status") == "failing")
+    return result
+
+
+COUNTS: Final = frozenset({"total", "failing"})
+"""The counts that add up when results of one tool over several objects are merged."""
+
+
+def merged(outputs: Sequence[tuple[Any, Mapping[str, Any]]]) -> tuple[Any, dict[str, Any]]:
+    """The results of one tool called once per object, as one result: lists joined, counts
+    added, the rest as the first says; the arguments the calls shared. Results that are not
+    all objects stay the first one's."""
+    results = [data for data, _ in outputs]
+    if not all(isinstance(data, dict) for data in results):
+        return outputs[0][0], dict(outputs[0][1])
+    joined: dict[str, Any] = dict(results[0])
+    for data in results[1:]:
+        for key, value in data.items():
+            if isinstance(value, list) and isinstance(joined.get(key), list):
+                joined[key] = [*joined[key], *value]
+            elif key in COUNTS and isinstance(value, int) and isinstance(joined.get(key), int):
+                joined[key] += value
+    shared = {k: v for k, v in outputs[0][1].items() if all(a.get(k) == v for _, a in outputs)}
+    return joined, shared
+
+
+def _reference(key: str, value: Any) -> tuple[str, list[Any]] | None:
+    """The kind and ids one entry of a result names: `<kind>_id`, `<kind>_ids`, a `<kind>s`
+    list (of ids, or of objects with an id), a list of objects with a `<kind>_id`, a `<kind>`
+    object with an id; `sql`, a statement."""
+    value = items(value) if isinstance(value, dict) and "items" in value else value
+    if key == "sql" and isinstance(value, str):
+        return "sql", [value]
+    if key.endswith("_id") and isinstance(value, int | str) and value != "":
+        return key.removesuffix("_id"), [value]
+    if isinstance(value, dict) and isinstance(value.get("id"), int | str):
+        return key, [value["id"]]
+    return _listed_reference(key, value) if isinstance(value, list) and value else None
+
+
+def _listed_reference(key: str, value: list[Any]) -> tuple[str, list[Any]] | None:
+    """The kind and ids a non-empty list names (see `_reference`)."""
+    if key.endswith("_ids") and all(isinstance(v, int | str) for v in value):
+        return key.removesuffix("_ids"), list(value)
+    if key.endswith("s") and all(isinstance(v, int) for v in value):
+        return key.removesuffix("s"), list(value)
+    if not all(isinstance(v, dict) for v in value):
+        return None
+    if key.endswith("s") and all("id" in v for v in value):
+        return key.removesuffix("s"), [v["id"] for v in value]
+    kinds = [k for k in value[0] if k.endswith("_id") and all(k in v for v in value)]
+    return (kinds[0].removesuffix("_id"), [v[kinds[0]] for v in value]) if kinds else None
+
+
+def titled(data: Any) -> dict[tuple[str, str], int]:
+    """(kind, case-folded title) -> id of every titled object a result lists (a dashboard named
+    in an earlier answer can be asked about by its title)."""
+    found: dict[tuple[str, str], int] = {}
+    if not isinstance(data, dict):
+        return found
+    for key, value in data.items():
+        for entry in items(value) if isinstance(value, list | dict) else []:
+            if not (isinstance(entry, dict) and isinstance(entry.get("title"), str)):
+                continue
+            reference = _reference(key, [entry])
+            if reference is not None and isinstance(reference[1][0], int):
+                found[(reference[0], entry["title"].casefold())] = reference[1][0]
+    return found
+
+
+def mentions(data: Any, args: Mapping[str, Any] | None = None) -> dict[str, list[Any]]:
+    """The objects a call and its result named, by kind («dashboard», «migration», «event»,
+    «task», «sql»): what a follow-up ("which of them…", "show its plan", "end it") refers to.
+    Read by shape, like the answers: the result's own entries first (what the answer showed),
+    then those of the objects nested in it, then the call's arguments."""
+    found: dict[str, list[Any]] = {}
+    level = [data] if isinstance(data, dict) else []
+    while level:
+        nested: list[dict[str, Any]] = []
+        for entry in level:
+            for key, value in entry.items():
+                reference = _reference(key, value)
+                if reference is not None:
+                    found.setdefault(*reference)
+                if isinstance(value, dict) and "items" not in value:
+                    nested.append(value)
+        level = nested
+    for key, value in (args or {}).items():
+        reference = _reference(key, value)
+        if reference is not None:
+            found.setdefault(*reference)
+    return found

@@ -12,8 +12,13 @@ model. Its rules:
   object's summary in the system prompt (the blocks a real model reads), as the declaration's
   `ArgsRecipe` says; when something is missing it asks, naming what and offering the choices, and
   takes the next message as the answer;
+- it remembers the objects earlier results named (`_request`): a follow-up that points back
+  («какие из них сломаны?», "format that query", «покажи её план») gets the last answer's
+  objects, one call per object for a read that takes one; a missing id is the one the
+  conversation named last; a quoted title is an object an earlier result showed;
 - after tool results it answers from them in the language of the user's last message
-  (`offline_answers`: by the result's shape);
+  (`offline_answers`: by the result's shape), narrowed to what the question is about (the
+  objects it points back at, the statuses it names);
 - it streams its answer word by word.
 """
 
@@ -41,14 +46,22 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
-from sstools_agent.agent.offline_answers import describe_result, say
+from sstools_agent.agent.offline_answers import (
+    Focus,
+    describe_result,
+    mentions,
+    merged,
+    narrowed,
+    say,
+    titled,
+)
 from sstools_agent.agent.prompts import (
     OBJECT_SUMMARY_CLOSE,
     OBJECT_SUMMARY_OPEN,
     UNAVAILABLE_CLOSE,
     UNAVAILABLE_OPEN,
 )
-from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice
+from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
@@ -67,6 +80,16 @@ ENVIRONMENT_WORDS: Final = {
     "ss-dev": "ss-dev",
     "dev": "ss-dev",
     "дев": "ss-dev",
+    "дева": "ss-dev",
+    "деве": "ss-dev",
+    "прода": "prod",
+    "проде": "prod",
+    "продакшена": "prod",
+    "продакшене": "prod",
+    "стейджа": "staging",
+    "стейдже": "staging",
+    "стейджинга": "staging",
+    "стейджинге": "staging",
 }
 
 
@@ -75,8 +98,56 @@ _CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
 _NUMBER: Final = re.compile(r"(?<![\w-])\d{1,15}(?![\w-])")
 _TASK_ID: Final = re.compile(r"\btask-\d+\b")
 _CODE_SPAN: Final = re.compile(r"`([^`]+)`")
-_QUOTED: Final = re.compile(r"[«\"]([^»\"]+)[»\"]")
+_QUOTED: Final = re.compile(r"«([^»]+)»|“([^”]+)”|\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)")
+_COUNTED: Final = re.compile(
+    r"(\d+)[\s-]*(?:мин|min|строк|rows?\b|values?\b|значени|записей|records?\b|sample|штук|"
+    r"график|charts?\b|%|процент)",
+    re.IGNORECASE,
+)
+"""A number that counts or measures («10 строк», "45-minute"), not an object's id."""
+_STATUS_QUESTION: Final = re.compile(
+    r"\bчто\s+(?:у\s+\w+\s+)?(?:сейчас\s+)?с\s|\bкак\s+(?:там\s+)?(?:дела\s+)?с\s|"
+    r"what'?s\s+(?:the|its)\s+(?:status|state)|\bhow\s+is\s+(?:it|this)",
+    re.IGNORECASE,
+)
+"""A question about the state of things («что у него с валидацией?»), not an action."""
+_ALL_OF_THEM: Final = re.compile(
+    r"\bдашборды\b|\bдашбордов\b|\bdashboards\b|\bвсе\b|\ball\b|не только|not only|вообще|"
+    r"в целом|overall",
+    re.IGNORECASE,
+)
+"""Words that widen a question from the page's object to all of its kind."""
+_SEARCH: Final = re.compile(r"\b(?:найди|найти|поищи|ищи|find|search|look for)\b", re.I)
+_SAME_AGAIN: Final = re.compile(
+    r"то же самое|тоже самое|то же для|так же для|the same|same for|same thing|do that for",
+    re.IGNORECASE,
+)
+"""A request to repeat the last call with what this message changes («то же для датасета 4»)."""
+_LABEL: Final = re.compile(
+    r"(?:label(?:led)?(?:\s+it)?|note|пометк\w*|комментари\w*|подпиш\w*)\s*[:—-]?\s*(.+)$",
+    re.IGNORECASE,
+)
+_REASON: Final = re.compile(r"(?:reason|причина|повод)\s*[:—-]?\s*(.+)$", re.IGNORECASE)
+_ROWS_FROM: Final = re.compile(r"(?:из|from)\s+(?:таблицы\s+|table\s+)?([a-z_][a-z0-9_.]*)", re.I)
+_TABLE_NAMED: Final = re.compile(r"(?:table|таблиц\w*)\s+([a-z_][a-z0-9_]*)", re.IGNORECASE)
+_SOURCE_ENVIRONMENT: Final = re.compile(
+    r"(?:\bfrom|\bс|\bсо|\bиз)\s+([a-zа-яё-]+)|([a-zа-яё-]+)\s+(?:version|верси)", re.IGNORECASE
+)
 _TABLE: Final = re.compile(r"\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\b")
+_BACK_REFERENCE: Final = re.compile(
+    r"\b(него|неё|нее|его|её|ее|них|их|ним|ней|нему|нём|ими|им|они|оно|она|он|тот|те|того|той|"
+    r"тех|эти|этих|этим|этими|it|its|them|they|their|those|these|that)\b",
+    re.IGNORECASE,
+)
+"""Words that point at what an earlier answer named («какие из них…», "format that query");
+«этот» / "this" point at the page's object, as the seed's «этот дашборд» does."""
+_STATUS_WORDS: Final = {
+    "failed": ("упал", "ошибк", "сбо", "неудач", "failed", "fail", "error"),
+    "running": ("идут", "идёт", "идет", "выполняют", "в процессе", "running", "in progress"),
+    "planned": ("запланир", "ожида", "planned", "scheduled", "pending"),
+    "done": ("заверш", "выполнен", "успешн", "done", "completed", "finished", "succeeded"),
+}
+"""Words that name a status of `LIST_STATUSES` («какие миграции упали?» -> failed)."""
 
 
 def _text_of(message: BaseMessage) -> str:
@@ -130,42 +201,103 @@ class _Request:
         self,
         text: str,
         page: dict[str, Any],
+        *,
         page_object: dict[str, Any] | None = None,
-        earlier: str = "",
+        recalled: Mapping[str, list[Any]] | None = None,
+        last_named: Mapping[str, list[Any]] | None = None,
+        titles: Mapping[tuple[str, str], int] | None = None,
     ) -> None:
         self.text = text
-        self.earlier = earlier
-        """What the conversation said before (answers and tool results), for follow-ups."""
+        self.recalled = recalled or {}
+        """The objects the conversation's earlier tool results named, by kind, the latest
+        result winning a kind (`_request`)."""
+        self.last_named = last_named or {}
+        """The objects the last earlier result named: what «них», "that" point at."""
+        self.titles = titles or {}
+        """(kind, case-folded title) -> id, of the objects earlier results showed."""
         self.page_object = page_object or {}
         """The page object's prefetched summary (the tool's result), when the prompt has one."""
         self.lower = text.lower()
         self.page = page
         self.russian = bool(_CYRILLIC.search(text))
-        self.numbers = [int(n) for n in _NUMBER.findall(text)]
+        counted = {m.start(1) for m in _COUNTED.finditer(text)}
+        self.numbers = [int(m.group(0)) for m in _NUMBER.finditer(text) if m.start() not in counted]
+        self.refers_back = bool(_BACK_REFERENCE.search(text))
 
     def page_id(self, object_type: str) -> int | None:
         if self.page.get("objectType") == object_type and self.page.get("objectId"):
             return int(self.page["objectId"])
         return None
 
+    def recalled_ids(self, object_type: str) -> list[int]:
+        return [v for v in self.recalled.get(object_type, []) if isinstance(v, int)]
+
+    def referred_ids(self, object_type: str) -> list[int]:
+        """The objects of this type the message points back at («них», "them"), or []."""
+        named = self.last_named.get(object_type, []) if self.refers_back else []
+        return [v for v in named if isinstance(v, int)]
+
     def object_ids(self, object_type: str) -> list[int]:
-        ids = [n for n in self.numbers if n > 0]
+        """Ids in the message; else the earlier answer's, when the message points back at it;
+        else the page's object; else the ones the conversation named last."""
         page_id = self.page_id(object_type)
-        return ids or ([page_id] if page_id else [])
+        titled = self.titled_id(object_type)
+        return (
+            [n for n in self.numbers if n > 0]
+            or ([titled] if titled else [])
+            or self.referred_ids(object_type)
+            or ([page_id] if page_id else [])
+            or self.recalled_ids(object_type)
+        )
 
     def object_id(self, object_type: str) -> int | None:
-        ids = self.object_ids(object_type)
-        return ids[0] if ids else None
+        """As `object_ids`, for one object: a recalled list of several is not a choice."""
+        given = [n for n in self.numbers if n > 0]
+        if given:
+            return given[0]
+        titled = self.titled_id(object_type)
+        if titled:
+            return titled
+        referred = self.referred_ids(object_type)
+        if len(referred) == 1:
+            return referred[0]
+        page_id = self.page_id(object_type)
+        recalled = self.recalled_ids(object_type)
+        return page_id or (recalled[0] if len(recalled) == 1 else None)
+
+    def statuses(self) -> frozenset[str]:
+        """The statuses the message names; «завершилась ошибкой» is a failure, not a success."""
+        named = {s for s, words in _STATUS_WORDS.items() if any(w in self.lower for w in words)}
+        return frozenset(named - {"done"} if "failed" in named else named)
+
+    def focus(self, args: Mapping[str, Any]) -> Focus:
+        """What the answer to this message narrows a result to: the earlier answer's objects it
+        points back at (of kinds the call did not name itself), and the statuses it names."""
+        ids = {
+            kind: values
+            for kind, values in self.last_named.items()
+            if self.refers_back and f"{kind}_id" not in args and f"{kind}_ids" not in args
+        }
+        return Focus(ids=ids, statuses=self.statuses())
 
     def environments(self) -> list[str]:
         words = re.findall(r"[a-zа-яё-]+", self.lower)
         found = [ENVIRONMENT_WORDS[w] for w in words if w in ENVIRONMENT_WORDS]
         return list(dict.fromkeys(found))
 
+    def source_environment(self) -> str | None:
+        """The environment the message moves from («с дева», "the staging version"), else the
+        page's."""
+        for match in _SOURCE_ENVIRONMENT.finditer(self.lower):
+            word = match.group(1) or match.group(2)
+            if word in ENVIRONMENT_WORDS:
+                return ENVIRONMENT_WORDS[word]
+        return self.page.get("envId")
+
     def target_environment(self) -> str | None:
-        """An environment the message names other than the page's; else the target the page's
+        """An environment the message names other than the source; else the target the page's
         object declares (a migration moves to its own target)."""
-        current = self.page.get("envId")
+        current = self.source_environment()
         others = [env for env in self.environments() if env != current]
         if others:
             return others[0]
@@ -175,15 +307,29 @@ class _Request:
         return None
 
     def sql(self) -> str | None:
+        """The statement in the message; else the one the conversation ran or showed last."""
         span = _CODE_SPAN.search(self.text)
         if span:
             return span.group(1).strip()
         start = re.search(r"\b(select|with|update|delete|insert|explain|drop)\b", self.lower)
-        return self.text[start.start() :].strip() if start else None
+        if start:
+            return self.text[start.start() :].strip()
+        earlier = self.recalled.get("sql", [])
+        return str(earlier[0]) if earlier else None
 
     def quoted(self) -> str | None:
         match = _QUOTED.search(self.text)
-        return match.group(1) if match else None
+        return next((g for g in match.groups() if g), None) if match else None
+
+    def labelled(self, pattern: re.Pattern[str]) -> str | None:
+        """A quoted phrase, else the words after a label («причина: …», "label it …")."""
+        match = pattern.search(self.text)
+        return self.quoted() or (match.group(1).strip(" .") if match else None)
+
+    def titled_id(self, object_type: str) -> int | None:
+        """The object of this type an earlier result showed under the quoted title."""
+        title = (self.quoted() or "").casefold()
+        return self.titles.get((object_type, title)) if title else None
 
 
 def _score(choice: OfflineChoice, lower: str) -> int:
@@ -201,31 +347,55 @@ def choose_tool(
     *,
     preferred: Sequence[str] = (),
     strong_only: bool = False,
+    context: Mapping[str, Any] | None = None,
 ) -> str | None:
     """The tool among `available` whose declared offline keywords best match `text`, or None.
 
-    A tie goes to a `preferred` tool (one this turn offers), then to the lower precedence. With
-    `strong_only`, a tool matched by weak words alone does not count.
+    A tie goes to a tool that takes what the message points back at (`context`: the kinds the
+    earlier answer named, «run it» after a query is the query), then to a `preferred` tool (one
+    this turn offers), then to the lower precedence. With `strong_only`, a tool matched by weak
+    words alone does not count.
     """
     lower = text.lower()
+    kinds = set(context or {})
     scored = [
-        (_score(spec.offline, lower), spec.name in preferred, -spec.offline.precedence, spec.name)
+        (
+            _score(spec.offline, lower),
+            bool(kinds & _kinds_taken(spec.args_model)),
+            spec.name in preferred,
+            -spec.offline.precedence,
+            spec.name,
+        )
         for spec in catalog
         if spec.offline is not None and spec.name in available
     ]
-    best = max(scored, default=(0, False, 0, None))
+    best = max(scored, default=(0, False, False, 0, None))
     needed = _STRONG if strong_only else 1
-    return best[3] if best[0] >= needed else None
+    return best[4] if best[0] >= needed else None
+
+
+def _kinds_taken(args_model: type[BaseModel]) -> set[str]:
+    """The kinds of object a tool's arguments name (`dashboard_id` -> dashboard; `sql`)."""
+    return {
+        name.removesuffix("_ids").removesuffix("_id") if name.endswith(("_id", "_ids")) else name
+        for name in args_model.model_fields
+    }
 
 
 ArgsBuilder = Callable[[_Request], dict[str, Any] | None]
 
 
 def _dashboard_search(r: _Request) -> dict[str, Any]:
-    ids = r.object_ids("dashboard")
+    """Dashboards by id (the message's, the earlier answer's it points at, the page's), else by
+    the message's topic; never by the conversation's last ids unasked (a new search)."""
+    page_id = r.page_id("dashboard")
+    query = r.quoted() or search_words(r.text)
+    searching = bool(_SEARCH.search(r.text) or _ALL_OF_THEM.search(r.text))
+    ids = [n for n in r.numbers if n > 0] or r.referred_ids("dashboard")
+    if not ids and not (query and searching) and page_id:
+        ids = [page_id]
     if ids:
         return {"dashboard_ids": ids}
-    query = r.quoted() or search_words(r.text)
     return {"query": query} if query else {}
 
 
@@ -345,40 +515,83 @@ def _one_dashboard(r: _Request, **extra: Any) -> dict[str, Any] | None:
 
 
 def _branch(r: _Request) -> dict[str, Any] | None:
-    match = re.search(r"(?:ветк[уаи]|branch)\s+([A-Za-z0-9._/-]+)", r.text, re.IGNORECASE)
-    return _one_dashboard(r, branch_name=match.group(1) if match else "agent-chat")
+    match = re.search(
+        r"(?:ветк[уаи]|branch)\s+(?:(?:called|named|с именем|под названием)\s+)?([A-Za-z0-9._/-]+)",
+        r.text,
+        re.IGNORECASE,
+    )
+    return _one_dashboard(r, branch_name=r.quoted() or (match.group(1) if match else "agent-chat"))
+
+
+def _page_dataset(r: _Request) -> dict[str, Any]:
+    """The page's dataset, as its prefetched summary shows it, or {}."""
+    dataset = r.page_object.get("dataset")
+    return dataset if isinstance(dataset, dict) else {}
+
+
+_NOT_A_TABLE: Final = frozenset({"this", "that", "the", "it", "here", "there"})
+_FEW: Final = {"пяток": 5, "пару": 2, "парочку": 2, "десяток": 10, "few": 5, "couple": 2}
+
+
+def _sample_rows(r: _Request) -> str | None:
+    """A SELECT for a request to see some rows («покажи пяток строк из payments», "10 sample
+    values of the region column"): the table it names or the page's dataset, the columns it
+    names among the dataset's, a LIMIT from the count it gives."""
+    dataset = _page_dataset(r)
+    named = _ROWS_FROM.search(r.text)
+    table = named.group(1) if named and named.group(1).lower() not in _NOT_A_TABLE else None
+    if table is None and dataset.get("table_name"):
+        table = f"{dataset.get('schema')}.{dataset['table_name']}"
+    if table is None:
+        return None
+    columns = [str(c) for c in dataset.get("columns", []) + dataset.get("unmapped_columns", [])]
+    words = re.findall(r"[a-z_]{3,}", r.lower)
+    picked = [c for c in dict.fromkeys(columns) if any(c.startswith(w) for w in words)]
+    counts = [int(m.group(1)) for m in _COUNTED.finditer(r.text)]
+    few = next((n for word, n in _FEW.items() if word in r.lower), 10)
+    limit = counts[0] if counts else few
+    # The table matched [a-z_][a-z0-9_.]*, the columns are the dataset's own; and the statement
+    # is classified and guarded like any the user writes
+    return f"SELECT {', '.join(picked) or '*'} FROM {table} LIMIT {limit}"  # noqa: S608
 
 
 def _sql(r: _Request) -> dict[str, Any] | None:
-    sql = r.sql()
+    sql = r.sql() or _sample_rows(r)
     return None if sql is None else {"database_id": 1, "sql": sql}
 
 
 def _dataset_table(r: _Request) -> dict[str, Any] | None:
+    """schema.table from the message, or a table it names in the page dataset's schema."""
     match = _TABLE.search(r.lower)
-    if match is None:
+    if match is not None:
+        return {"database_id": 1, "schema_name": match.group(1), "table_name": match.group(2)}
+    named, schema = _TABLE_NAMED.search(r.text), _page_dataset(r).get("schema")
+    if named is None or not schema:
         return None
-    return {"database_id": 1, "schema_name": match.group(1), "table_name": match.group(2)}
+    return {"database_id": 1, "schema_name": schema, "table_name": named.group(1)}
 
 
 def _minutes(r: _Request) -> dict[str, Any]:
-    match = re.search(r"(\d+)\s*(?:мин|min)", r.lower)
+    match = re.search(r"(\d+)[\s-]*(?:мин|min)", r.lower)
+    after_colon = r.text.rsplit(":", 1)[-1].strip(" .") if ":" in r.text else ""
     return {
-        "reason": r.quoted() or r.text[:200],
+        "reason": (r.labelled(_REASON) or after_colon or r.text)[:200],
         "duration_minutes": int(match.group(1)) if match else 30,
     }
 
 
 def _task(r: _Request) -> dict[str, Any] | None:
-    """The task the message names, else the last one the conversation mentioned."""
+    """The task the message names, else the one the conversation named last."""
     match = _TASK_ID.search(r.lower)
     if match:
         return {"task_id": match.group(0)}
-    earlier = _TASK_ID.findall(r.earlier.lower())
-    return {"task_id": earlier[-1]} if earlier else None
+    earlier = r.recalled.get("task", [])
+    return {"task_id": str(earlier[0])} if len(earlier) == 1 else None
 
 
 def _dataset_scope(r: _Request) -> dict[str, Any]:
+    if re.search(r"databases|базы данных|баз данных", r.lower):
+        return {}  # the databases and their datasets, not the page's dataset
     dataset_id = r.object_id("dataset")
     return {"dataset_id": dataset_id} if dataset_id else {}
 
@@ -386,7 +599,7 @@ def _dataset_scope(r: _Request) -> dict[str, Any]:
 def _schema_value(name: str, r: _Request) -> Any:
     """A required argument, guessed from its name (see `ArgsRecipe.FROM_SCHEMA`)."""
     if name == "source_env_id":
-        return r.page.get("envId")
+        return r.source_environment()
     if name == "target_env_id":
         return r.target_environment()
     if name.endswith("_ids"):
@@ -399,7 +612,8 @@ def _schema_value(name: str, r: _Request) -> Any:
 
 
 def _from_schema(args_model: type[BaseModel], r: _Request) -> dict[str, Any] | None:
-    """The required arguments of `args_model`, or None when the message lacks one."""
+    """The required arguments of `args_model`, or None when the message lacks one; an optional
+    `note`, when the message labels the action («пометка «перед релизом»»)."""
     args: dict[str, Any] = {}
     for name, info in args_model.model_fields.items():
         if info.is_required():
@@ -407,14 +621,19 @@ def _from_schema(args_model: type[BaseModel], r: _Request) -> dict[str, Any] | N
             if value is None:
                 return None
             args[name] = value
+        elif name == "note" and (note := r.labelled(_LABEL)):
+            args[name] = note[:200]
     return args
 
 
 BUILDERS: Final[Mapping[ArgsRecipe, ArgsBuilder]] = {
     ArgsRecipe.DASHBOARD_SEARCH: _dashboard_search,
-    ArgsRecipe.OPTIONAL_DASHBOARD: lambda r: {
-        k: v for k, v in {"dashboard_id": r.object_id("dashboard")}.items() if v
-    },
+    ArgsRecipe.OPTIONAL_DASHBOARD: lambda r: (
+        {"dashboard_id": ids[0]}
+        if len(ids := r.object_ids("dashboard")) == 1
+        and (r.numbers or not _ALL_OF_THEM.search(r.text))
+        else {}
+    ),
     ArgsRecipe.BRANCH: _branch,
     ArgsRecipe.COMMIT: lambda r: _one_dashboard(r, message=r.quoted() or "Изменения из агент-чата"),
     ArgsRecipe.DATASET_SCOPE: _dataset_scope,
@@ -423,10 +642,31 @@ BUILDERS: Final[Mapping[ArgsRecipe, ArgsBuilder]] = {
     ArgsRecipe.TASK: _task,
     ArgsRecipe.MAINTENANCE_WINDOW: _minutes,
     ArgsRecipe.MAINTENANCE_EVENT: lambda r: (
-        {"event_id": n} if (n := next(iter(r.numbers), None)) else None
+        {"event_id": n} if (n := r.object_id("event")) else None
     ),
 }
 """The builders for arguments no schema rule can guess, by the recipe a declaration names."""
+
+
+MAX_FAN_OUT: Final = 5
+"""The most objects a follow-up about «each of them» reads with one call per object."""
+
+
+def _per_object(tool: str, args: dict[str, Any], r: _Request) -> list[dict[str, Any]]:
+    """The calls for `args`: one per object when the message points back at several objects
+    («какие из них сломаны?») and the tool, a read, takes one object of that kind; else one."""
+    spec = CATALOG.get(tool)
+    if spec is None or spec.operation is not Operation.READ or [n for n in r.numbers if n > 0]:
+        return [args]
+    for name in spec.args_model.model_fields:
+        referred = r.referred_ids(name.removesuffix("_id")) if name.endswith("_id") else []
+        if 1 < len(referred) <= MAX_FAN_OUT:
+            return [{**args, name: object_id} for object_id in referred]
+    return [args]
+
+
+def _call_id(seed: str, index: int) -> str:
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"{seed}#{index}").hex[:16]
 
 
 def build_arguments(
@@ -442,6 +682,14 @@ def build_arguments(
     return BUILDERS[spec.offline.args](r)
 
 
+def _repeated_tool(messages: Sequence[BaseMessage], r: _Request) -> str | None:
+    """The tool the conversation called last, when the message asks for the same again."""
+    if not _SAME_AGAIN.search(r.text):
+        return None
+    called = [m for m in messages[:-1] if isinstance(m, AIMessage) and m.tool_calls]
+    return str(called[-1].tool_calls[-1]["name"]) if called else None
+
+
 def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> str | None:
     """The tool the model's last question asked details for («…(deploy_dashboard)…?»), when
     the user's answer names no tool of its own."""
@@ -452,6 +700,62 @@ def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> st
                 return None
             return next((tool for tool in bound if f"({tool})" in text), None)
     return None
+
+
+def _tool_data(message: ToolMessage) -> Any:
+    """A tool result as data: the framed output block's result (read as data, as the frame
+    says), else the JSON, else the text."""
+    text = _text_of(message)
+    block = read_tool_output_block(text)
+    if block is not None:
+        return block.get("result")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _calls(messages: Sequence[BaseMessage]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every tool call of the conversation: id -> (tool, arguments)."""
+    return {
+        str(call["id"]): (call["name"], call["args"])
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+    }
+
+
+def _request(messages: Sequence[BaseMessage]) -> _Request:
+    """The user's last message, read with the page, the page object's summary and what the
+    tool results before it named (the conversation's memory of objects, by kind; the latest
+    exchange wins a kind). Each earlier result is narrowed as its own answer was («какие
+    миграции упали?» names the failed ones only), so «её план» means the one the user read."""
+    page = _page_context(messages)
+    summary = _object_summary(messages)
+    page_object = _summary_result(summary)
+    last_named = mentions(page_object, summary.get("args") or {})
+    recalled, titles = dict(last_named), titled(page_object)
+    calls = _calls(messages)
+    question = _Request("", page, page_object=page_object)
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            question = _Request(
+                _text_of(message),
+                page,
+                page_object=page_object,
+                recalled=dict(recalled),
+                last_named=last_named,
+                titles=dict(titles),
+            )
+        elif isinstance(message, ToolMessage) and message.status != "error":
+            args = calls.get(str(message.tool_call_id), ("", {}))[1]
+            data = _tool_data(message)
+            titles.update(titled(data))
+            if isinstance(data, dict):
+                data = narrowed(data, question.focus(args))
+            last_named = mentions(data, args)
+            recalled.update(last_named)
+    return question
 
 
 def _unavailable(messages: Sequence[BaseMessage]) -> dict[str, tuple[str, str]]:
@@ -607,24 +911,27 @@ class OfflineChatModel(BaseChatModel):
 
     def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The whole reply to a conversation: a tool call, or an answer."""
-        humans = [m for m in messages if isinstance(m, HumanMessage)]
-        russian = bool(humans) and bool(_CYRILLIC.search(_text_of(humans[-1])))
+        request = _request(messages)
         if messages and isinstance(messages[-1], ToolMessage):
-            return AIMessage(content=self._answer_from_tools(messages, russian))
+            return AIMessage(content=self._answer_from_tools(messages, request))
         summary = _object_summary(messages)
-        request = _Request(
-            _text_of(humans[-1]) if humans else "",
-            _page_context(messages),
-            _summary_result(summary),
-            " ".join(_text_of(m) for m in messages[:-1] if isinstance(m, AIMessage | ToolMessage)),
-        )
         # What the user asks for, whatever this turn offers (as an LLM reads the request): the
         # action it names; else the answer to the model's last question («тогда в прод»); else,
         # on an object page, a vague question ("what's its status?") is about the page's object
-        wanted = (
-            choose_tool(
-                request.text, CATALOG.names, preferred=self.bound_tools, strong_only=bool(summary)
+        status_question = bool(summary) and bool(_STATUS_QUESTION.search(request.text))
+        wanted = _repeated_tool(messages, request) or (
+            None
+            if status_question
+            else choose_tool(
+                request.text,
+                CATALOG.names,
+                preferred=self.bound_tools,
+                strong_only=bool(summary),
+                context=request.last_named if request.refers_back else {},
             )
+        )
+        wanted = (
+            wanted
             or _clarified_tool(messages, self.bound_tools)
             or (str(summary["tool"]) if summary else choose_tool(request.text, CATALOG.names))
         )
@@ -638,10 +945,14 @@ class OfflineChatModel(BaseChatModel):
         args = None if tool is None else build_arguments(tool, request)
         if tool is None or args is None:
             return AIMessage(content=self._no_tool_answer(tool, request))
-        call_id = (
-            f"call_{uuid.uuid5(uuid.NAMESPACE_URL, request.text + str(len(messages))).hex[:16]}"
+        seed = request.text + str(len(messages))
+        return AIMessage(
+            content="",
+            tool_calls=[
+                {"name": tool, "args": each, "id": f"call_{_call_id(seed, i)}"}
+                for i, each in enumerate(_per_object(tool, args, request))
+            ],
         )
-        return AIMessage(content="", tool_calls=[{"name": tool, "args": args, "id": call_id}])
 
     def _answer_from_summary(
         self, request: _Request, summary: Mapping[str, Any], wanted: str | None
@@ -658,33 +969,24 @@ class OfflineChatModel(BaseChatModel):
             return None
         return describe_result(tool, request.page_object, request.russian)
 
-    def _answer_from_tools(self, messages: Sequence[BaseMessage], russian: bool) -> str:
+    def _answer_from_tools(self, messages: Sequence[BaseMessage], request: _Request) -> str:
+        """The answer from this step's tool results, narrowed to what the question is about."""
         results: list[ToolMessage] = []
         for message in reversed(messages):
             if not isinstance(message, ToolMessage):
                 break
             results.insert(0, message)
-        calls = {
-            call["id"]: call["args"]
-            for message in messages
-            if isinstance(message, AIMessage)
-            for call in message.tool_calls
-        }
-        parts = []
+        calls = _calls(messages)
+        parts = [_describe_failure(r, request.russian) for r in results if r.status == "error"]
+        answered: dict[str, list[tuple[Any, dict[str, Any]]]] = {}
         for result in results:
-            if result.status == "error":
-                parts.append(_describe_failure(result, russian))
-                continue
-            block = read_tool_output_block(_text_of(result))
-            if block is not None:  # read as data, as the block's frame says
-                data = block.get("result")
-            else:
-                try:
-                    data = json.loads(_text_of(result))
-                except ValueError:
-                    data = _text_of(result)
-            args = calls.get(result.tool_call_id, {})
-            parts.append(describe_result(result.name or "tool", data, russian, args))
+            if result.status != "error":
+                args = calls.get(str(result.tool_call_id), ("", {}))[1]
+                answered.setdefault(result.name or "tool", []).append((_tool_data(result), args))
+        for tool, outputs in answered.items():
+            # One tool over several objects («каждый из них») is answered as one result
+            data, args = merged(outputs) if len(outputs) > 1 else outputs[0]
+            parts.append(describe_result(tool, data, request.russian, args, request.focus(args)))
         return " ".join(parts)
 
     def _no_tool_answer(self, tool: str | None, request: _Request) -> str:

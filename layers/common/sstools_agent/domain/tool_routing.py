@@ -206,7 +206,9 @@ class ToolRouter:
         intent = self._intent(text, words, ranked, page_object)
         wanted = list(ranked)
         wanted += self._unasked.get(intent, ())
-        about_the_page = not _OTHER_OBJECT.search(query)
+        # The prefetched summary answers a dashboard query only about the page's own dashboard
+        # (a dataset page's summary names its dashboards' ids, not what they are)
+        about_the_page = page_object == "dashboard" and not _OTHER_OBJECT.search(query)
         if intent is Intent.DASHBOARD_QUERY and prefetch_available and about_the_page:
             wanted = [tool for tool in wanted if tool not in self._dashboard_query]
         wanted += self._capabilities

@@ -91,6 +91,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "find",
                 "список дашборд",
                 "какие дашборд",
+                "как называ",
+                "названи",
                 "list dashboards",
                 "статус",
                 "status",
@@ -117,6 +119,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "поиск",
                 "search",
                 "find",
+                "как называ",
+                "названи",
+                "names of",
             ),
             weak=(
                 "дашборд",
@@ -147,6 +152,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "предупрежд",
+                "warning",
+                "красн",
                 "здоров",
                 "health",
                 "ошибк",
@@ -158,6 +166,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "медлен",
                 "slow",
                 "сломал",
+                "сломан",
                 "broken",
                 "не грузит",
                 "not loading",
@@ -173,6 +182,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.DEFAULT}),
         offline=OfflineChoice(
             strong=(
+                "предупрежд",
+                "warning",
+                "красн",
                 "здоров",
                 "health",
                 "ошибк",
@@ -207,6 +219,14 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=CountedImpact("dashboard_ids", DASHBOARD_NOUN),
         routing=Routing(
             keywords=(
+                "ship this",
+                "ship the",
+                "ship to",
+                "pull the",
+                "перекин",
+                "перенеси",
+                "push this dashboard",
+                "ship it",
                 "деплой",
                 "задеплой",
                 "разверн",
@@ -228,6 +248,16 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "ship this",
+                "ship the",
+                "ship to",
+                "pull the",
+                "promote",
+                "перекин",
+                "перенеси",
+                "push this dashboard",
+                "push it",
+                "ship it",
                 "деплой",
                 "разверн",
                 "выкат",
@@ -255,6 +285,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=False,
         routing=Routing(
             keywords=(
+                "через llm",
+                "llm check",
+                "llm-провер",
                 "валидац",
                 "провалид",
                 "провер",
@@ -274,6 +307,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "проверку через llm",
+                "проверь через llm",
+                "llm-провер",
+                "прогони llm",
+                "llm check",
                 "валидац",
                 "validat",
                 "review the dash",
@@ -307,6 +345,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=CountedImpact("dashboard_id", DASHBOARD_NOUN),
         routing=Routing(
             keywords=(
+                "write up",
                 "документ",
                 "document",
                 "описани",
@@ -323,6 +362,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "описани",
+                "description",
+                "describe",
+                "write up",
+                "опиши",
                 "документ",
                 "document",
             ),

@@ -135,6 +135,10 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "tidy",
+                "prettify",
+                "beautify",
+                "причеши",
                 "отформатир",
                 "форматир",
                 "format",
@@ -151,6 +155,12 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "читаем",
+                "tidy",
+                "prettify",
+                "beautify",
+                "приведи в порядок",
+                "причеши",
                 "отформатир",
                 "format",
             ),
@@ -172,6 +182,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "allowed to",
+                "who can",
+                "кто может",
+                "права на",
+                "у кого есть",
                 "прав",
                 "доступ",
                 "permission",
@@ -191,6 +206,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "allowed to",
+                "who can",
+                "кто может",
+                "права на",
+                "у кого есть",
                 "прав доступ",
                 "доступ",
                 "permission",
@@ -220,6 +240,15 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "строк из",
+                "строки из",
+                "rows from",
+                "rows of",
+                "sample values",
+                "sample rows",
+                "примеры значений",
+                "run it",
+                "execute it",
                 "select",
                 "sql",
                 "запрос",
@@ -242,6 +271,17 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "строк из",
+                "строки из",
+                "rows from",
+                "rows of",
+                "sample values",
+                "sample rows",
+                "примеры значений",
+                "run it",
+                "execute it",
+                "выполни его",
+                "запусти его",
                 "select ",
                 "update ",
                 "delete ",
@@ -270,6 +310,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("будет создан датасет {schema_name}.{table_name}"),
         routing=Routing(
             keywords=(
+                "register",
+                "зарегистрир",
                 "создай датасет",
                 "создать датасет",
                 "новый датасет",
@@ -287,6 +329,10 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "register",
+                "зарегистрир",
+                "new dataset",
+                "a dataset for",
                 "создай датасет",
                 "create dataset",
                 "новый датасет",

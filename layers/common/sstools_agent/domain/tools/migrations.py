@@ -57,6 +57,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("миграция {migration_id} изменит объекты в окружении {env}"),
         routing=Routing(
             keywords=(
+                "kick off",
+                "launch",
+                "перезапуст",
+                "rerun",
+                "re-run",
                 "выполни миграц",
                 "запусти миграц",
                 "примени миграц",
@@ -77,6 +82,15 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "kick off",
+                "launch",
+                "перезапусти",
+                "rerun",
+                "re-run",
+                "запусти её",
+                "запусти ее",
+                "выполни её",
+                "выполни ее",
                 "выполни миграц",
                 "запусти миграц",
                 "run migration",
@@ -117,9 +131,15 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
-                "миграци",
+                "миграций",
+                "какие миграц",
+                "список миграц",
+                "все миграц",
                 "migrations",
+                "any migration",
             ),
+            # «миграции» alone may be «этой миграции» (the page's): a weak word
+            weak=("миграци",),
             precedence=40,
         ),
     ),
@@ -167,6 +187,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "план этой миграц",
                 "plan of this migration",
             ),
+            weak=("план", "plan"),
             precedence=30,
         ),
     ),

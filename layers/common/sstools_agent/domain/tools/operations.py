@@ -175,6 +175,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "техработ",
+                "технические работы",
                 "окна обслуж",
                 "список обслуж",
                 "история обслуж",
@@ -197,6 +199,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.MAINTENANCE}),
         offline=OfflineChoice(
             strong=(
+                "техработ",
+                "технические работы",
                 "обслуживан",
                 "maintenance",
             ),
@@ -219,6 +223,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         routing=Routing(
             keywords=(
+                "into maintenance",
+                "maintenance window",
+                "техработ",
                 "начни обслуж",
                 "включи обслуж",
                 "режим обслуж",
@@ -239,6 +246,15 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.MAINTENANCE}),
         offline=OfflineChoice(
             strong=(
+                "into maintenance",
+                "put prod into",
+                "в режим обслуж",
+                "переведи в обслуж",
+                "open a maintenance",
+                "maintenance window in",
+                "открой окно обслуж",
+                "начни техработ",
+                "schedule maintenance",
                 "начни обслуж",
                 "включи обслуж",
                 "режим обслуж",
@@ -262,6 +278,10 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("окружение {env} выйдет из режима обслуживания"),
         routing=Routing(
             keywords=(
+                "end it",
+                "close it",
+                "закрой",
+                "закончи",
                 "заверши обслуж",
                 "выключи обслуж",
                 "закончи обслуж",
@@ -282,6 +302,18 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.MAINTENANCE}),
         offline=OfflineChoice(
             strong=(
+                "end it",
+                "заверши её",
+                "заверши ее",
+                "закончи его",
+                "close it",
+                "close the maintenance",
+                "закрой обслуж",
+                "закончи обслуж",
+                "закрой окно",
+                "заверши техработ",
+                "закончи техработ",
+                "заверши его",
                 "заверши обслуж",
                 "выключи обслуж",
                 "end maintenance",

@@ -1,0 +1,173 @@
+"""The offline model's memory of a conversation: what a follow-up points back at.
+
+Each case is a conversation as the agent hands it to the model (system prompt with the page's
+context block, earlier user messages, tool calls and their results) and asserts the reply a
+user would see: which tool is called with which arguments, or what the answer says.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from sstools_agent.agent.offline_answers import Focus, mentions, merged, narrowed
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.prompts import system_prompt
+from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
+from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.ui_context import UIContext, parse_ui_context
+
+MIGRATIONS: dict[str, Any] = {
+    "total": 3,
+    "migrations": [
+        {"id": 1, "title": "Пакет 1", "status": "planned", "source_env_id": "ss-dev",
+         "target_env_id": "staging"},
+        {"id": 3, "title": "Пакет 3", "status": "failed", "source_env_id": "ss-dev",
+         "target_env_id": "staging"},
+        {"id": 5, "title": "Пакет 5", "status": "running", "source_env_id": "ss-dev",
+         "target_env_id": "staging"},
+    ],
+}  # fmt: skip
+FOUND_DASHBOARDS = {
+    "environment": "ss-dev",
+    "total": 2,
+    "dashboards": [{"id": 21, "title": "Энергопотребление"}, {"id": 42, "title": "Потери"}],
+}
+
+
+def _page(object_type: str | None = None, object_id: str | None = None) -> UIContext:
+    payload = {
+        "contextVersion": 1,
+        "objectType": object_type,
+        "objectId": object_id,
+        "objectName": None,
+        "envId": "ss-dev",
+        "route": "/",
+    }
+    context = parse_ui_context(payload, DEFAULT_ENVIRONMENTS)
+    assert isinstance(context, UIContext)
+    return context
+
+
+def _exchange(question: str, tool: str, args: dict[str, Any], result: Any) -> list[BaseMessage]:
+    call_id = f"call-{tool}-{len(question)}"
+    return [
+        HumanMessage(question),
+        AIMessage("", tool_calls=[{"name": tool, "args": args, "id": call_id}]),
+        ToolMessage(json.dumps(result, ensure_ascii=False), tool_call_id=call_id, name=tool),
+        AIMessage("(the answer)"),
+    ]
+
+
+def _reply(page: UIContext, *turns: list[BaseMessage] | str) -> AIMessage:
+    messages: list[BaseMessage] = [SystemMessage(system_prompt(page))]
+    for turn in turns:
+        messages += [HumanMessage(turn)] if isinstance(turn, str) else turn
+    return OfflineChatModel(bound_tools=CATALOG.names).respond(messages)
+
+
+def _calls(reply: AIMessage) -> list[tuple[str, dict[str, Any]]]:
+    return [(call["name"], call["args"]) for call in reply.tool_calls]
+
+
+def test_which_of_them_reads_the_health_of_each_dashboard_the_last_answer_named() -> None:
+    earlier = _exchange("найди дашборды про энергию", "search_dashboards", {}, FOUND_DASHBOARDS)
+
+    reply = _reply(_page(), earlier, "а какие из них сломаны?")
+
+    assert _calls(reply) == [
+        ("get_health_summary", {"dashboard_id": 21}),
+        ("get_health_summary", {"dashboard_id": 42}),
+    ]
+
+
+def test_her_plan_is_the_plan_of_the_one_migration_the_answer_named_not_the_pages() -> None:
+    earlier = _exchange("какие миграции упали?", "list_migrations", {}, MIGRATIONS)
+
+    reply = _reply(_page("migration", "1"), earlier, "покажи её план")
+
+    assert _calls(reply) == [("get_migration_plan", {"migration_id": 3})]
+
+
+def test_the_answer_to_which_failed_names_the_failed_ones_and_keeps_the_total() -> None:
+    question = _exchange("какие миграции упали?", "list_migrations", {}, MIGRATIONS)[:3]
+
+    answer = str(_reply(_page(), question).content)
+
+    assert "Всего миграций: 3" in answer
+    assert "№3" in answer
+    assert "№1" not in answer
+    assert "№5" not in answer
+
+
+def test_that_query_is_the_statement_the_conversation_ran_last() -> None:
+    sql = "select object_id, kwh from energy_readings limit 3"
+    earlier = _exchange(f"Run {sql}", "superset_execute_sql", {"database_id": 1, "sql": sql}, {})
+
+    reply = _reply(_page("dataset", "1"), earlier, "Now format that query")
+
+    assert _calls(reply) == [("superset_format_sql", {"sql": sql})]
+
+
+def test_ending_maintenance_ends_the_event_the_conversation_started() -> None:
+    started = {"environment": "ss-dev", "event": {"id": 1001, "status": "active"}}
+    earlier = _exchange(
+        "включи обслуживание", "start_maintenance", {"reason": "x", "duration_minutes": 20}, started
+    )
+
+    reply = _reply(_page(), earlier, "всё, заверши обслуживание")
+
+    assert _calls(reply) == [("end_maintenance", {"event_id": 1001})]
+
+
+def test_a_query_to_tidy_is_formatted_never_run() -> None:
+    reply = _reply(_page("dataset", "3"), "Приведи в читаемый вид: select id from mart.subscribers")
+
+    assert [name for name, _ in _calls(reply)] == ["superset_format_sql"]
+
+
+def test_a_count_in_the_message_is_not_an_objects_id() -> None:
+    reply = _reply(_page("dataset", "4"), "покажи 10 строк из payments")
+
+    assert _calls(reply) == [
+        ("superset_execute_sql", {"database_id": 1, "sql": "SELECT * FROM payments LIMIT 10"})
+    ]
+
+
+def test_a_dashboard_an_earlier_answer_showed_is_found_by_its_quoted_title() -> None:
+    earlier = _exchange("найди дашборды про энергию", "search_dashboards", {}, FOUND_DASHBOARDS)
+
+    reply = _reply(_page(), earlier, "проверь через LLM «Потери»")
+
+    assert _calls(reply) == [("run_llm_validation", {"dashboard_id": 42})]
+
+
+def test_a_partial_list_is_never_narrowed_by_status() -> None:
+    """A summarised list shows some entries: «none failed» would be a claim about unread ones."""
+    partial = {"total": 40, "migrations": MIGRATIONS["migrations"][:1]}
+
+    assert narrowed(partial, Focus(statuses=frozenset({"failed"}))) == partial
+
+
+def test_mentions_prefer_what_the_result_showed_over_the_calls_arguments() -> None:
+    dataset = {"dataset": {"id": 15, "dependencies": {"dashboards": [10, 15]}}}
+
+    found = mentions(dataset, {"dataset_id": 15, "sql": "select 1"})
+
+    assert found["dataset"] == [15]
+    assert found["dashboard"] == [10, 15]
+    assert found["sql"] == ["select 1"]
+
+
+def test_results_of_one_tool_over_several_objects_merge_into_one() -> None:
+    one = {"total": 1, "failing": 1, "items": [{"dashboard_id": 21, "status": "failing"}]}
+    other = {"total": 1, "failing": 0, "items": [{"dashboard_id": 42, "status": "ok"}]}
+
+    data, args = merged([(one, {"dashboard_id": 21}), (other, {"dashboard_id": 42})])
+
+    assert data["total"] == 2
+    assert data["failing"] == 1
+    assert [i["dashboard_id"] for i in data["items"]] == [21, 42]
+    assert args == {}
