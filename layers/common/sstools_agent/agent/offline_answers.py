@@ -38,9 +38,9 @@ def _quoted(texts: Sequence[Any], russian: bool) -> str:
     return "; ".join(f"“{t}”" for t in texts)
 
 
-def _listed(entries: Sequence[str], total: int, russian: bool) -> str:
-    shown = "; ".join(entries[:MAX_LISTED])
-    rest = total - min(len(entries), MAX_LISTED)
+def _listed(entries: Sequence[str], total: int, russian: bool, most: int = MAX_LISTED) -> str:
+    shown = "; ".join(entries[:most])
+    rest = total - min(len(entries), most)
     return shown + (say(russian, f" и ещё {rest}", f" and {rest} more") if rest > 0 else "")
 
 
@@ -82,6 +82,14 @@ def _dashboards(data: dict[str, Any], russian: bool) -> str | None:
     )
 
 
+def _rows_ru(count: Any) -> str:
+    return f"; строк: {count}" if count is not None else ""
+
+
+def _rows_en(count: Any) -> str:
+    return f"; {count} rows" if count is not None else ""
+
+
 def _dataset(data: dict[str, Any], russian: bool) -> str | None:
     d = data.get("dataset")
     if not isinstance(d, dict):
@@ -96,10 +104,11 @@ def _dataset(data: dict[str, Any], russian: bool) -> str | None:
         f"Датасет {d.get('schema')}.{d.get('table_name')} (id {d.get('id')}) в "
         f"{d.get('environment')}: статус ревью — {review.get('status')} (замечания: {comments}); "
         f"колонки без маппинга: {unmapped}; зависимости: дашборды {dashboards}, "
-        f"источники {sources}.",
+        f"источники {sources}{_rows_ru(d.get('row_count'))}.",
         f"Dataset {d.get('schema')}.{d.get('table_name')} (id {d.get('id')}) in "
         f"{d.get('environment')}: review status {review.get('status')} (remarks: {comments}); "
-        f"unmapped columns: {unmapped}; dependencies: dashboards {dashboards}, sources {sources}.",
+        f"unmapped columns: {unmapped}; dependencies: dashboards {dashboards}, sources {sources}"
+        f"{_rows_en(d.get('row_count'))}.",
     )
 
 
@@ -154,7 +163,8 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
         f"Dashboard health in {data.get('environment')}: {data.get('total')} in all, "
         f"{data.get('failing')} failing.",
     )
-    if data.get(NARROWED):
+    narrowed_to = data.get(NARROWED)
+    if isinstance(narrowed_to, dict) and not narrowed_to.get("statuses"):
         head = say(
             russian,
             f"Из этих дашбордов ({data.get('total')}) в {data.get('environment')} с ошибками "
@@ -164,7 +174,9 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
         )
     if not lines:
         return head + say(russian, " Проблем нет.", " No problems.")
-    return f"{head} {_listed(lines, len(lines), russian)}."
+    # The ones a question asked for by status are all named, up to twice the usual
+    most = 2 * MAX_LISTED if isinstance(narrowed_to, dict) else MAX_LISTED
+    return f"{head} {_listed(lines, len(lines), russian, most)}."
 
 
 _TIERS_RU: Final = {"dev": "разработка", "staging": "предрелизное", "prod": "рабочее"}
@@ -257,9 +269,9 @@ def _migration_plan(data: dict[str, Any], russian: bool) -> str | None:
     return say(
         russian,
         f"План миграции {_migration_line(data['migration'], True)}. Дашборды: "
-        f"{', '.join(steps)}. Конфликтов: {conflicts}.",
+        f"{', '.join(steps)}. " + (f"Конфликтов: {conflicts}." if conflicts else "Конфликтов нет."),
         f"Plan of migration {_migration_line(data['migration'], False)}. Dashboards: "
-        f"{', '.join(steps)}. Conflicts: {conflicts}.",
+        f"{', '.join(steps)}. " + (f"Conflicts: {conflicts}." if conflicts else "No conflicts."),
     )
 
 
@@ -560,8 +572,11 @@ def describe_result(
 
 NARROWED: Final = "narrowed"
 """The key a narrowed result carries: the statuses it was narrowed to and the count before."""
-LIST_STATUSES: Final = frozenset({"planned", "running", "done", "failed"})
-"""The statuses of migrations and tasks (`list_migrations`' `status`), which a question names."""
+STATUS_VOCABULARIES: Final = (
+    frozenset({"planned", "running", "done", "failed"}),
+    frozenset({"ok", "warning", "failing"}),
+)
+"""The statuses a question can name: of migrations and tasks, and of dashboards' health."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -581,21 +596,28 @@ def _key_of(entry: Mapping[str, Any], kind: str, listed_as: str) -> Any:
     return entry.get(f"{kind}_id")
 
 
-def _kept(key: str, entries: list[dict[str, Any]], focus: Focus) -> list[dict[str, Any]]:
-    """The entries of the list `key` that the focus keeps."""
+def _named_statuses(entries: list[dict[str, Any]], focus: Focus) -> frozenset[str] | None:
+    """The statuses of the focus in the vocabulary of these entries, or None when the question
+    names none of it (a list of another kind is not narrowed by status)."""
+    present = {str(e.get("status")) for e in entries}
+    vocabulary = next((v for v in STATUS_VOCABULARIES if present <= v), frozenset())
+    named = focus.statuses & vocabulary
+    return named or None
+
+
+def _kept_by_ids(key: str, entries: list[dict[str, Any]], focus: Focus) -> list[dict[str, Any]]:
     kept = entries
     for kind, ids in focus.ids.items():
         if all(_key_of(e, kind, key) is not None for e in kept):
             kept = [e for e in kept if _key_of(e, kind, key) in ids]
-    if focus.statuses and {str(e.get("status")) for e in entries} <= LIST_STATUSES:
-        kept = [e for e in kept if e.get("status") in focus.statuses]
     return kept
 
 
 def narrowed(data: dict[str, Any], focus: Focus) -> dict[str, Any]:
     """`data` with its complete lists of objects narrowed to the focus: to the ids of a kind the
-    question refers back to, and to the statuses it names. A summarised (partial) list is left
-    whole: narrowing what was cut would tell the user «none» when the rest was not read."""
+    question refers back to (the counts then count what is kept), and to the statuses it names
+    (the counts stay the whole list's, and each status's count is noted). A summarised (partial)
+    list is left whole: narrowing what was cut would tell the user «none» of unread rows."""
     if not (focus.ids or focus.statuses):
         return data
     lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
@@ -605,21 +627,23 @@ def narrowed(data: dict[str, Any], focus: Focus) -> dict[str, Any]:
     for key, value in data.items():
         if not (isinstance(value, list) and value and all(isinstance(e, dict) for e in value)):
             continue
-        kept = _kept(key, value, focus)
-        statuses = {str(e.get("status")) for e in value}
-        if focus.statuses and statuses <= LIST_STATUSES:
-            result[NARROWED] = {
-                "statuses": sorted(focus.statuses),
-                "of": len(value),
-                "counts": {s: sum(1 for e in value if e.get("status") == s) for s in statuses},
-            }
+        kept = _kept_by_ids(key, value, focus)
         if len(kept) != len(value):
-            result[key] = kept
-            result.setdefault(NARROWED, {"of": len(value)})
+            result[NARROWED] = {"of": len(value)}
             if "total" in result:
                 result["total"] = len(kept)
             if "failing" in result:
                 result["failing"] = sum(1 for e in kept if e.get("status") == "failing")
+        statuses = _named_statuses(kept, focus)
+        if statuses is not None:
+            present = sorted({str(e.get("status")) for e in kept})
+            result[NARROWED] = {
+                "statuses": sorted(statuses),
+                "of": len(kept),
+                "counts": {s: sum(1 for e in kept if e.get("status") == s) for s in present},
+            }
+            kept = [e for e in kept if e.get("status") in statuses]
+        result[key] = kept
     return result
 
 
@@ -673,19 +697,17 @@ def _listed_reference(key: str, value: list[Any]) -> tuple[str, list[Any]] | Non
     return (kinds[0].removesuffix("_id"), [v[kinds[0]] for v in value]) if kinds else None
 
 
-def titled(data: Any) -> dict[tuple[str, str], int]:
-    """(kind, case-folded title) -> id of every titled object a result lists (a dashboard named
-    in an earlier answer can be asked about by its title)."""
-    found: dict[tuple[str, str], int] = {}
+def described(data: Any) -> dict[tuple[str, int], dict[str, Any]]:
+    """(kind, id) -> the entry, of every object a result lists: what the model knows of an
+    object an earlier answer showed (its title, its status)."""
+    found: dict[tuple[str, int], dict[str, Any]] = {}
     if not isinstance(data, dict):
         return found
     for key, value in data.items():
         for entry in items(value) if isinstance(value, list | dict) else []:
-            if not (isinstance(entry, dict) and isinstance(entry.get("title"), str)):
-                continue
-            reference = _reference(key, [entry])
+            reference = _reference(key, [entry]) if isinstance(entry, dict) else None
             if reference is not None and isinstance(reference[1][0], int):
-                found[(reference[0], entry["title"].casefold())] = reference[1][0]
+                found[(reference[0], reference[1][0])] = entry
     return found
 
 

@@ -49,11 +49,11 @@ from pydantic import BaseModel
 from sstools_agent.agent.offline_answers import (
     Focus,
     describe_result,
+    described,
     mentions,
     merged,
     narrowed,
     say,
-    titled,
 )
 from sstools_agent.agent.prompts import (
     OBJECT_SUMMARY_CLOSE,
@@ -93,7 +93,6 @@ ENVIRONMENT_WORDS: Final = {
 }
 
 
-_STRONG, _WEAK = 3, 1
 _CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
 _NUMBER: Final = re.compile(r"(?<![\w-])\d{1,15}(?![\w-])")
 _TASK_ID: Final = re.compile(r"\btask-\d+\b")
@@ -107,7 +106,8 @@ _COUNTED: Final = re.compile(
 """A number that counts or measures («10 строк», "45-minute"), not an object's id."""
 _STATUS_QUESTION: Final = re.compile(
     r"\bчто\s+(?:у\s+\w+\s+)?(?:сейчас\s+)?с\s|\bкак\s+(?:там\s+)?(?:дела\s+)?с\s|"
-    r"what'?s\s+(?:the|its)\s+(?:status|state)|\bhow\s+is\s+(?:it|this)",
+    r"what'?s\s+(?:the|its)\s+(?:status|state)|\bhow\s+is\s+(?:it|this)|^\s*git status\?|"
+    r"\bdid\b.*\bpass|прошла ли|прошел ли|прошёл ли",
     re.IGNORECASE,
 )
 """A question about the state of things («что у него с валидацией?»), not an action."""
@@ -117,14 +117,18 @@ _ALL_OF_THEM: Final = re.compile(
     re.IGNORECASE,
 )
 """Words that widen a question from the page's object to all of its kind."""
-_SEARCH: Final = re.compile(r"\b(?:найди|найти|поищи|ищи|find|search|look for)\b", re.I)
+_SEARCH: Final = re.compile(
+    r"\b(?:найди|найти|поищи|ищи|find|search|look for|is there|are there|есть ли)\b|"
+    r"in the title|в названии",
+    re.IGNORECASE,
+)
 _SAME_AGAIN: Final = re.compile(
     r"то же самое|тоже самое|то же для|так же для|the same|same for|same thing|do that for",
     re.IGNORECASE,
 )
 """A request to repeat the last call with what this message changes («то же для датасета 4»)."""
 _LABEL: Final = re.compile(
-    r"(?:label(?:led)?(?:\s+it)?|note|пометк\w*|комментари\w*|подпиш\w*)\s*[:—-]?\s*(.+)$",
+    r"(?:label(?:led)?(?:\s+it)?|note|пометк\w*|заметк\w*|комментари\w*|подпиш\w*)\s*[:—-]?\s*(.+)$",
     re.IGNORECASE,
 )
 _REASON: Final = re.compile(r"(?:reason|причина|повод)\s*[:—-]?\s*(.+)$", re.IGNORECASE)
@@ -136,18 +140,36 @@ _SOURCE_ENVIRONMENT: Final = re.compile(
 _TABLE: Final = re.compile(r"\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\b")
 _BACK_REFERENCE: Final = re.compile(
     r"\b(него|неё|нее|его|её|ее|них|их|ним|ней|нему|нём|ими|им|они|оно|она|он|тот|те|того|той|"
-    r"тех|эти|этих|этим|этими|it|its|them|they|their|those|these|that)\b",
+    r"тех|эти|этих|этим|этими|it|its|them|they|their|those|these|that|one)\b",
     re.IGNORECASE,
 )
 """Words that point at what an earlier answer named («какие из них…», "format that query");
 «этот» / "this" point at the page's object, as the seed's «этот дашборд» does."""
+_ORDINALS: Final = {
+    "перв": 0,
+    "first": 0,
+    "втор": 1,
+    "second": 1,
+    "трет": 2,
+    "third": 2,
+    "последн": -1,
+    "the last": -1,
+}
+"""Words that pick one of the objects an earlier answer listed («для первого из них»)."""
 _STATUS_WORDS: Final = {
-    "failed": ("упал", "ошибк", "сбо", "неудач", "failed", "fail", "error"),
+    "failed": ("упал", "ошибк", "сбо", "неудач", "сломан", "пада", "failed", "fail", "error"),
+    "warning": ("предупрежд", "warning"),
     "running": ("идут", "идёт", "идет", "выполняют", "в процессе", "running", "in progress"),
     "planned": ("запланир", "ожида", "planned", "scheduled", "pending"),
     "done": ("заверш", "выполнен", "успешн", "done", "completed", "finished", "succeeded"),
 }
-"""Words that name a status of `LIST_STATUSES` («какие миграции упали?» -> failed)."""
+"""Words that name a status of `STATUS_VOCABULARIES` («какие миграции упали?» -> failed)."""
+
+
+def _is_russian(text: str) -> bool:
+    """Whether the message is written in Russian: its own words, quoted names and code aside
+    ("Something with «Бюджет» in the title" is English)."""
+    return bool(_CYRILLIC.search(_CODE_SPAN.sub(" ", _QUOTED.sub(" ", text))))
 
 
 def _text_of(message: BaseMessage) -> str:
@@ -205,7 +227,7 @@ class _Request:
         page_object: dict[str, Any] | None = None,
         recalled: Mapping[str, list[Any]] | None = None,
         last_named: Mapping[str, list[Any]] | None = None,
-        titles: Mapping[tuple[str, str], int] | None = None,
+        known: Mapping[tuple[str, int], dict[str, Any]] | None = None,
     ) -> None:
         self.text = text
         self.recalled = recalled or {}
@@ -213,13 +235,13 @@ class _Request:
         result winning a kind (`_request`)."""
         self.last_named = last_named or {}
         """The objects the last earlier result named: what «них», "that" point at."""
-        self.titles = titles or {}
-        """(kind, case-folded title) -> id, of the objects earlier results showed."""
+        self.known = known or {}
+        """(kind, id) -> the entry, of the objects earlier results showed."""
         self.page_object = page_object or {}
         """The page object's prefetched summary (the tool's result), when the prompt has one."""
         self.lower = text.lower()
         self.page = page
-        self.russian = bool(_CYRILLIC.search(text))
+        self.russian = _is_russian(text)
         counted = {m.start(1) for m in _COUNTED.finditer(text)}
         self.numbers = [int(m.group(0)) for m in _NUMBER.finditer(text) if m.start() not in counted]
         self.refers_back = bool(_BACK_REFERENCE.search(text))
@@ -233,9 +255,21 @@ class _Request:
         return [v for v in self.recalled.get(object_type, []) if isinstance(v, int)]
 
     def referred_ids(self, object_type: str) -> list[int]:
-        """The objects of this type the message points back at («них», "them"), or []."""
+        """The objects of this type the message points back at («них», "them", "the one that
+        failed": of those, the ones with the status it names; «первого из них»: that one)."""
         named = self.last_named.get(object_type, []) if self.refers_back else []
-        return [v for v in named if isinstance(v, int)]
+        ids = [v for v in named if isinstance(v, int)]
+        statuses = self.statuses()
+        with_status = [
+            i for i in ids if self.known.get((object_type, i), {}).get("status") in statuses
+        ]
+        ids = with_status or ids
+        ordinal = next(
+            (n for word, n in _ORDINALS.items() if re.search(rf"\b{word}", self.lower)), None
+        )
+        if ordinal is not None and len(ids) > 1 and -len(ids) <= ordinal < len(ids):
+            return [ids[ordinal]]
+        return ids
 
     def object_ids(self, object_type: str) -> list[int]:
         """Ids in the message; else the earlier answer's, when the message points back at it;
@@ -268,7 +302,9 @@ class _Request:
     def statuses(self) -> frozenset[str]:
         """The statuses the message names; «завершилась ошибкой» is a failure, not a success."""
         named = {s for s, words in _STATUS_WORDS.items() if any(w in self.lower for w in words)}
-        return frozenset(named - {"done"} if "failed" in named else named)
+        if "failed" in named:
+            named = (named - {"done"}) | {"failing"}  # a failed migration, a failing dashboard
+        return frozenset(named)
 
     def focus(self, args: Mapping[str, Any]) -> Focus:
         """What the answer to this message narrows a result to: the earlier answer's objects it
@@ -293,6 +329,13 @@ class _Request:
             if word in ENVIRONMENT_WORDS:
                 return ENVIRONMENT_WORDS[word]
         return self.page.get("envId")
+
+    def page_object_target(self) -> str | None:
+        """The target the page's object declares (a migration's), or None."""
+        declared = self.page_object.get("migration")
+        if isinstance(declared, dict) and declared.get("target_env_id"):
+            return str(declared["target_env_id"])
+        return None
 
     def target_environment(self) -> str | None:
         """An environment the message names other than the source; else the target the page's
@@ -327,17 +370,48 @@ class _Request:
         return self.quoted() or (match.group(1).strip(" .") if match else None)
 
     def titled_id(self, object_type: str) -> int | None:
-        """The object of this type an earlier result showed under the quoted title."""
+        """The object of this type an earlier result showed under the quoted title; else, when
+        the message points back, the one of the last answer's whose title has the message's
+        words («у того, который по объектам»)."""
         title = (self.quoted() or "").casefold()
-        return self.titles.get((object_type, title)) if title else None
+        for (kind, object_id), entry in self.known.items():
+            if kind == object_type and title and str(entry.get("title", "")).casefold() == title:
+                return object_id
+        stems = (search_words(self.text) or "").split() if self.refers_back else []
+        stems += [w for w in re.findall(r"\b[a-z]{3,}\b", self.lower) if w.upper() in self.text]
+        matching = [
+            object_id
+            for object_id in self.last_named.get(object_type, [])
+            if any(
+                stem in str(self.known.get((object_type, object_id), {}).get("title", "")).lower()
+                for stem in stems
+            )
+        ]
+        return matching[0] if len(matching) == 1 else None
 
 
-def _score(choice: OfflineChoice, lower: str) -> int:
+_STRONG, _WEAK = 3, 1
+
+
+def _named(word: str, lower: str) -> bool:
+    """Whether the message names `word`, not as a negation ("don't run it", «не запускай»)."""
+    start = lower.find(word)
+    while start >= 0:
+        before = lower[max(0, start - 7) : start]
+        if not re.search(r"(?:n't|\bnot|\bне)\s+$", before):
+            return True
+        start = lower.find(word, start + 1)
+    return False
+
+
+def _score(choice: OfflineChoice, lower: str, *, write: bool = False) -> int:
     """3 when a strong word is in the message, plus 1 when a weak one is: how many of them
-    match does not count, so a tool with many synonyms does not outvote the named action."""
-    return _STRONG * any(w in lower for w in choice.strong) + _WEAK * any(
-        w in lower for w in choice.weak
-    )
+    match does not count, so a tool with many synonyms does not outvote the named action; a
+    negated word ("don't run it") does not count; a write is never chosen by its object's
+    name alone ("include dashboard 21" is not a request to document it)."""
+    strong = any(_named(w, lower) for w in choice.strong)
+    weak = any(_named(w, lower) for w in choice.weak) and (strong or not write)
+    return _STRONG * strong + _WEAK * weak
 
 
 def choose_tool(
@@ -360,7 +434,7 @@ def choose_tool(
     kinds = set(context or {})
     scored = [
         (
-            _score(spec.offline, lower),
+            _score(spec.offline, lower, write=spec.operation is Operation.WRITE),
             bool(kinds & _kinds_taken(spec.args_model)),
             spec.name in preferred,
             -spec.offline.precedence,
@@ -389,8 +463,10 @@ def _dashboard_search(r: _Request) -> dict[str, Any]:
     """Dashboards by id (the message's, the earlier answer's it points at, the page's), else by
     the message's topic; never by the conversation's last ids unasked (a new search)."""
     page_id = r.page_id("dashboard")
-    query = r.quoted() or search_words(r.text)
-    searching = bool(_SEARCH.search(r.text) or _ALL_OF_THEM.search(r.text))
+    quoted = r.quoted()
+    query = quoted or search_words(r.text)
+    named_elsewhere = bool(quoted) and quoted != r.page.get("objectName")
+    searching = named_elsewhere or bool(_SEARCH.search(r.text) or _ALL_OF_THEM.search(r.text))
     ids = [n for n in r.numbers if n > 0] or r.referred_ids("dashboard")
     if not ids and not (query and searching) and page_id:
         ids = [page_id]
@@ -505,8 +581,25 @@ def search_words(text: str) -> str | None:
         if english is not None:
             stems.append(english)
         elif _CYRILLIC.match(word) and len(word) >= 4:
-            stems.append(word[: max(4, min(len(word) - 2, 6))].replace("ё", "е"))
+            stems.append(russian_stem(word))
     return " ".join(dict.fromkeys(stems)) or None
+
+
+_ENDINGS: Final = (
+    # three letters before two, so «-ами» goes before «-ам»
+    *("ами", "ями", "ого", "его", "ому", "ему", "ыми", "ими"),
+    *("ую", "юю", "ая", "яя", "ое", "ее", "ые", "ие", "ый", "ий", "ой", "ей"),
+    *("ам", "ям", "ах", "ях", "ов", "ев", "ом", "ем"),
+)
+
+
+def russian_stem(word: str) -> str:
+    """A word without its case ending and final vowels, at most 7 letters, at least 4
+    («выручку» -> «выручк», «энергию» -> «энерг», «энергопотребление» -> «энергоп»)."""
+    word = word.replace("ё", "е")
+    stem = next((word[: -len(e)] for e in _ENDINGS if word.endswith(e)), word)
+    stem = stem.rstrip("аеиоуыэюяйь")
+    return (stem if len(stem) >= 4 else word[:4])[:7]
 
 
 def _one_dashboard(r: _Request, **extra: Any) -> dict[str, Any] | None:
@@ -590,6 +683,12 @@ def _task(r: _Request) -> dict[str, Any] | None:
 
 
 def _dataset_scope(r: _Request) -> dict[str, Any]:
+    role = re.search(r"\b(?:роль|role)\s+([A-Z][A-Za-z_]+)|\b([A-Z][A-Za-z_]+)\s+role\b", r.text)
+    if role:  # what one role may do, over all datasets
+        return {"role_name": role.group(1) or role.group(2)}
+    schema = re.search(r"\b([a-z_]+)\s+schema\b|\bschema\s+([a-z_]+)|схем\w*\s+([a-z_]+)", r.text)
+    if schema:
+        return {"schema_name": next(g for g in schema.groups() if g)}
     if re.search(r"databases|базы данных|баз данных", r.lower):
         return {}  # the databases and their datasets, not the page's dataset
     dataset_id = r.object_id("dataset")
@@ -601,7 +700,11 @@ def _schema_value(name: str, r: _Request) -> Any:
     if name == "source_env_id":
         return r.source_environment()
     if name == "target_env_id":
-        return r.target_environment()
+        named = r.target_environment()
+        migration = r.known.get(("migration", r.object_id("migration") or 0), {})
+        own_target = migration.get("target_env_id")
+        # A migration moves to its own target, unless the message names another
+        return named if named != r.page_object_target() or not own_target else own_target
     if name.endswith("_ids"):
         return r.object_ids(name.removesuffix("_ids")) or None
     if name.endswith("_id"):
@@ -734,7 +837,7 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
     summary = _object_summary(messages)
     page_object = _summary_result(summary)
     last_named = mentions(page_object, summary.get("args") or {})
-    recalled, titles = dict(last_named), titled(page_object)
+    recalled, known = dict(last_named), described(page_object)
     calls = _calls(messages)
     question = _Request("", page, page_object=page_object)
     for message in messages:
@@ -745,14 +848,14 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
                 page_object=page_object,
                 recalled=dict(recalled),
                 last_named=last_named,
-                titles=dict(titles),
+                known=dict(known),
             )
         elif isinstance(message, ToolMessage) and message.status != "error":
             args = calls.get(str(message.tool_call_id), ("", {}))[1]
             data = _tool_data(message)
-            titles.update(titled(data))
             if isinstance(data, dict):
                 data = narrowed(data, question.focus(args))
+            known.update(described(data))
             last_named = mentions(data, args)
             recalled.update(last_named)
     return question

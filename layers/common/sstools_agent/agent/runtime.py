@@ -43,7 +43,7 @@ from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 from sstools_agent.domain.tool_policy import ToolPolicy
-from sstools_agent.domain.tool_routing import RoutingDecision, ToolRouter
+from sstools_agent.domain.tool_routing import FOLLOW_UP, RoutingDecision, ToolRouter
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 
@@ -177,13 +177,17 @@ class ChatAgent:
         self, message: str, context: AgentRunContext, thread_id: str | None = None
     ) -> RoutingDecision | None:
         """The router's tools for a new message, within what the policy allows (None without a
-        router). A message that points at no tool of its own (a follow-up such as «тогда в прод»)
-        is routed together with the conversation's previous user message (`thread_id`). Embedding
+        router). A message that points at no tool of its own (a follow-up such as «тогда в прод»),
+        or repeats the previous request («то же самое для датасета 4»), is routed together with
+        the conversation's previous user message (`thread_id`). Embedding
         runs in a worker thread: the event loop keeps streaming."""
         if self.router is None:
             return None
         decision = await self._route(self.router, message, context)
-        if decision.ranked or thread_id is None:
+        # A message whose own tools the policy keeps out here («failed» on a migration page)
+        # points at no tool of its own either
+        own = set(decision.ranked) & set(decision.offered)
+        if (own and not FOLLOW_UP.search(message)) or thread_id is None:
             return decision
         previous = await self._previous_user_message(thread_id)
         if previous is None:

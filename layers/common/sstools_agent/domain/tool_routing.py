@@ -69,6 +69,20 @@ _OTHER_OBJECT: Final = re.compile(r"\d|[«\"“]")
 """A number or a quoted name: the query is about another object than the page's (search stays)."""
 
 
+_SEARCHING: Final = re.compile(
+    r"найди|найти|поищи|\bищи|поиск|\bfind\b|\bsearch|look for|все дашборд|all dashboards|"
+    r"\bдругие|\bother\b",
+    re.IGNORECASE,
+)
+"""A search for dashboards by topic: other dashboards than the page's (search stays)."""
+FOLLOW_UP: Final = re.compile(
+    r"то же самое|тоже самое|то же для|так же для|the same|same for|same thing|do that for|"
+    r"ещё раз|еще раз|\bagain\b|снова",
+    re.IGNORECASE,
+)
+"""A message that repeats the previous request for something else: routed together with it."""
+
+
 def normalise(text: str) -> str:
     """Case-folded, «ё» as «е», whitespace collapsed: what keywords are matched against."""
     return " ".join(text.casefold().replace("ё", "е").split())
@@ -208,7 +222,11 @@ class ToolRouter:
         wanted += self._unasked.get(intent, ())
         # The prefetched summary answers a dashboard query only about the page's own dashboard
         # (a dataset page's summary names its dashboards' ids, not what they are)
-        about_the_page = page_object == "dashboard" and not _OTHER_OBJECT.search(query)
+        about_the_page = (
+            page_object == "dashboard"
+            and not _OTHER_OBJECT.search(query)
+            and not _SEARCHING.search(query)
+        )
         if intent is Intent.DASHBOARD_QUERY and prefetch_available and about_the_page:
             wanted = [tool for tool in wanted if tool not in self._dashboard_query]
         wanted += self._capabilities

@@ -219,6 +219,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=CountedImpact("dashboard_ids", DASHBOARD_NOUN),
         routing=Routing(
             keywords=(
+                "push this",
+                "push to",
                 "ship this",
                 "ship the",
                 "ship to",
@@ -248,6 +250,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "push this",
+                "push to",
                 "ship this",
                 "ship the",
                 "ship to",
@@ -285,6 +289,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=False,
         routing=Routing(
             keywords=(
+                "llm review",
+                "llm-проверк",
+                "llm-ревью",
                 "через llm",
                 "llm check",
                 "llm-провер",
@@ -307,6 +314,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "llm-проверк",
+                "перезапусти llm",
+                "перезапусти проверк",
                 "проверку через llm",
                 "проверь через llm",
                 "llm-провер",
@@ -327,6 +337,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "проверь дашборд",
                 "проверь этот дашборд",
             ),
+            weak=("дашборд", "dashboard"),
             precedence=80,
         ),
     ),
@@ -370,6 +381,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "документ",
                 "document",
             ),
+            weak=("дашборд", "dashboard"),
             precedence=70,
         ),
     ),

@@ -135,6 +135,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "don't run",
+                "не выполняй",
                 "tidy",
                 "prettify",
                 "beautify",
@@ -155,6 +157,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "pretty",
+                "don't run",
+                "do not run",
+                "не выполняй",
+                "не запускай",
                 "читаем",
                 "tidy",
                 "prettify",
@@ -182,6 +189,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                " role",
+                "роль ",
                 "allowed to",
                 "who can",
                 "кто может",
@@ -206,6 +215,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                " role",
+                "роль ",
                 "allowed to",
                 "who can",
                 "кто может",

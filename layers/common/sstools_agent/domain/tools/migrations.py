@@ -57,6 +57,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("миграция {migration_id} изменит объекты в окружении {env}"),
         routing=Routing(
             keywords=(
+                "kick it off",
+                "run number",
+                "run it",
                 "kick off",
                 "launch",
                 "перезапуст",
@@ -82,9 +85,15 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "kick it off",
+                "run number",
+                "запусти номер",
+                "run it",
+                "перезапусти миграц",
+                "перезапусти её",
+                "перезапусти ее",
                 "kick off",
                 "launch",
-                "перезапусти",
                 "rerun",
                 "re-run",
                 "запусти её",
@@ -119,6 +128,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "planned ones",
+                "failed ones",
+                "running ones",
+                "запланированные",
+                "упавшие",
                 "миграци",
                 "migration",
             ),
@@ -131,6 +145,12 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "planned ones",
+                "failed ones",
+                "running ones",
+                "запланированные",
+                "упавшие",
+                "выполняющиеся",
                 "миграций",
                 "какие миграц",
                 "список миграц",
@@ -158,6 +178,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "contain",
+                "содерж",
                 "план миграц",
                 "migration plan",
                 "plan of the migration",
@@ -187,7 +209,17 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "план этой миграц",
                 "plan of this migration",
             ),
-            weak=("план", "plan"),
+            weak=(
+                "план",
+                "plan",
+                "what's in",
+                "что в ней",
+                "что входит",
+                "что переносит",
+                "contents",
+                "contain",
+                "содерж",
+            ),
             precedence=30,
         ),
     ),

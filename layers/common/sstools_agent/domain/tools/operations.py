@@ -223,6 +223,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         routing=Routing(
             keywords=(
+                "minute maintenance",
+                "minute window",
+                "start a ",
                 "into maintenance",
                 "maintenance window",
                 "техработ",
@@ -246,12 +249,17 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.MAINTENANCE}),
         offline=OfflineChoice(
             strong=(
+                "minute maintenance",
+                "минутное обслуж",
+                "open a ",
+                "start a ",
+                "minute window",
+                "минутное окно",
                 "into maintenance",
                 "put prod into",
                 "в режим обслуж",
                 "переведи в обслуж",
                 "open a maintenance",
-                "maintenance window in",
                 "открой окно обслуж",
                 "начни техработ",
                 "schedule maintenance",
@@ -278,6 +286,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("окружение {env} выйдет из режима обслуживания"),
         routing=Routing(
             keywords=(
+                "заканчивай",
                 "end it",
                 "close it",
                 "закрой",
@@ -302,6 +311,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.MAINTENANCE}),
         offline=OfflineChoice(
             strong=(
+                "заканчивай обслуж",
+                "заканчивай техработ",
+                "stop maintenance",
+                "finish maintenance",
+                "end the maintenance",
                 "end it",
                 "заверши её",
                 "заверши ее",
