@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from sstools_agent.agent.offline_answers import Focus, mentions, merged, narrowed
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.prompts import system_prompt
+from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
@@ -171,3 +172,37 @@ def test_results_of_one_tool_over_several_objects_merge_into_one() -> None:
     assert data["failing"] == 1
     assert [i["dashboard_id"] for i in data["items"]] == [21, 42]
     assert args == {}
+
+
+def test_a_negated_action_does_not_choose_the_tool() -> None:
+    reply = _reply(_page("dataset", "1"), "pretty-print this, don't run it: select id from t")
+
+    assert [name for name, _ in _calls(reply)] == ["superset_format_sql"]
+
+
+def test_a_write_is_never_chosen_by_its_objects_name_alone() -> None:
+    reply = _reply(_page("dashboard", "10"), "Actually, include dashboard 21 as well")
+
+    writes = [
+        name
+        for name, _ in _calls(reply)
+        if (spec := CATALOG.get(name)) is None or spec.operation is Operation.WRITE
+    ]
+    assert writes == []
+
+
+def test_a_status_the_question_names_is_passed_to_a_filter_that_takes_it() -> None:
+    reply = _reply(_page(), "Какие переносы у нас завалились?")
+
+    assert _calls(reply) == [("list_migrations", {"status": "failed"})]
+
+
+def test_the_same_for_another_object_repeats_the_last_tool() -> None:
+    grants = {"grants": [{"role": "Gamma", "access": "read", "dataset_id": 15}]}
+    earlier = _exchange(
+        "кто имеет доступ?", "superset_audit_permissions", {"dataset_id": 15}, grants
+    )
+
+    reply = _reply(_page("dataset", "15"), earlier, "Сделай то же самое для датасета 4")
+
+    assert _calls(reply) == [("superset_audit_permissions", {"dataset_id": 4})]

@@ -45,23 +45,31 @@ def _listed(entries: Sequence[str], total: int, russian: bool, most: int = MAX_L
 
 
 def dashboard_facts(d: dict[str, Any], russian: bool) -> str:
-    """One dashboard's git status, last change and validation (the seed's status answer)."""
+    """One dashboard's git status, last change, validation, owners and whether it is published
+    (the seed's status answer)."""
     git, change, validation = d.get("git", {}), d.get("last_change", {}), d.get("validation", {})
     issues = _quoted(items(validation.get("issues")), russian) or say(
         russian, "замечаний нет", "no issues"
     )
+    owners = ", ".join(str(o) for o in items(d.get("owners"))) or "—"
+    checked = validation.get("checked_at")
+    published = d.get("published")
+    published_ru = (
+        "" if published is None else ("; опубликован" if published else "; не опубликован")
+    )
+    published_en = "" if published is None else ("; published" if published else "; not published")
     return say(
         russian,
         f"Дашборд «{d.get('title')}» (id {d.get('id')}) в {d.get('environment')}: "
         f"git-статус — {git.get('status')} (ветка {git.get('branch')}), "
         f"последнее изменение — {change.get('at')} ({change.get('by')}), "
-        f"валидация — {validation.get('status')} ({issues}); "
-        f"владельцы: {', '.join(str(o) for o in items(d.get('owners'))) or '—'}.",
+        f"валидация — {validation.get('status')}{f' ({checked})' if checked else ''} "
+        f"({issues}); владельцы: {owners}{published_ru}.",
         f"Dashboard “{d.get('title')}” (id {d.get('id')}) in {d.get('environment')}: "
         f"git status {git.get('status')} (branch {git.get('branch')}), "
         f"last change {change.get('at')} by {change.get('by')}, "
-        f"validation {validation.get('status')} ({issues}); "
-        f"owners: {', '.join(str(o) for o in items(d.get('owners'))) or '—'}.",
+        f"validation {validation.get('status')}{f' on {checked}' if checked else ''} "
+        f"({issues}); owners: {owners}{published_en}.",
     )
 
 
@@ -95,6 +103,7 @@ def _dataset(data: dict[str, Any], russian: bool) -> str | None:
     if not isinstance(d, dict):
         return None
     review, deps = d.get("review", {}), d.get("dependencies", {})
+    reviewer = review.get("reviewer")
     unmapped = ", ".join(items(d.get("unmapped_columns"))) or say(russian, "нет", "none")
     comments = _quoted(items(review.get("comments")), russian) or say(russian, "нет", "none")
     dashboards = ", ".join(str(i) for i in items(deps.get("dashboards"))) or "—"
@@ -102,11 +111,13 @@ def _dataset(data: dict[str, Any], russian: bool) -> str | None:
     return say(
         russian,
         f"Датасет {d.get('schema')}.{d.get('table_name')} (id {d.get('id')}) в "
-        f"{d.get('environment')}: статус ревью — {review.get('status')} (замечания: {comments}); "
+        f"{d.get('environment')}: статус ревью — {review.get('status')}"
+        f"{f' ({reviewer})' if reviewer else ''} (замечания: {comments}); "
         f"колонки без маппинга: {unmapped}; зависимости: дашборды {dashboards}, "
         f"источники {sources}{_rows_ru(d.get('row_count'))}.",
         f"Dataset {d.get('schema')}.{d.get('table_name')} (id {d.get('id')}) in "
-        f"{d.get('environment')}: review status {review.get('status')} (remarks: {comments}); "
+        f"{d.get('environment')}: review status {review.get('status')}"
+        f"{f' by {reviewer}' if reviewer else ''} (remarks: {comments}); "
         f"unmapped columns: {unmapped}; dependencies: dashboards {dashboards}, sources {sources}"
         f"{_rows_en(d.get('row_count'))}.",
     )
@@ -179,6 +190,11 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
     return f"{head} {_listed(lines, len(lines), russian, most)}."
 
 
+def _url(environment: Mapping[str, Any]) -> str:
+    url = environment.get("superset_url")
+    return f", {url}" if url else ""
+
+
 _TIERS_RU: Final = {"dev": "разработка", "staging": "предрелизное", "prod": "рабочее"}
 
 
@@ -189,10 +205,11 @@ def _environments(data: dict[str, Any], russian: bool) -> str | None:
     if russian:
         envs = [
             f"{e.get('id')} — уровень {e.get('tier')} ({_TIERS_RU.get(str(e.get('tier')), '—')})"
+            f"{_url(e)}"
             for e in found
         ]
         return f"Окружений ss-tools: {len(envs)}. " + "; ".join(envs) + "."
-    envs = [f"{e.get('id')} (tier {e.get('tier')})" for e in found]
+    envs = [f"{e.get('id')} (tier {e.get('tier')}{_url(e)})" for e in found]
     return f"ss-tools manages {len(envs)} environments: {', '.join(envs)}."
 
 
@@ -229,6 +246,18 @@ def _migrations(data: dict[str, Any], russian: bool) -> str | None:
     found = items(data["migrations"])
     total = int(data.get("total", len(found)))
     lines = [_migration_line(m, russian) for m in found]
+    asked = data.get("status")
+    if isinstance(asked, str):  # the upstream filtered by the status the user named
+        named = _STATUS_RU.get(asked, asked)
+        if not lines:
+            return say(
+                russian, f"Миграций со статусом {asked} ({named}) нет.", f"No {asked} migrations."
+            )
+        return say(
+            russian,
+            f"Миграций со статусом {asked} ({named}): {total}. {_listed(lines, total, True)}.",
+            f"{total} {asked} migrations: {_listed(lines, total, False)}.",
+        )
     narrowed = data.get(NARROWED)
     if isinstance(narrowed, dict) and narrowed.get("statuses"):
         statuses = ", ".join(str(s) for s in narrowed["statuses"])
@@ -426,11 +455,25 @@ def _backup(data: dict[str, Any], russian: bool) -> str | None:
     )
 
 
+_MAINTENANCE_STATUS_RU: Final = {
+    "active": "идёт",
+    "finished": "завершено",
+    "planned": "запланировано",
+}
+
+
 def _maintenance_line(e: dict[str, Any], russian: bool) -> str:
     when = e.get("starts_at") or "—"
     minutes = e.get("duration_minutes")
-    length = say(russian, f", {minutes} мин", f", {minutes} min") if minutes else ""
-    return f"№{e.get('id')} «{e.get('reason')}» {when}{length}: {e.get('status')}"
+    status = str(e.get("status"))
+    if russian:
+        length = f", {minutes} мин" if minutes else ""
+        return (
+            f"№{e.get('id')} «{e.get('reason')}», начало {when}{length}, статус — "
+            f"{_MAINTENANCE_STATUS_RU.get(status, status)} ({status})"
+        )
+    length = f", {minutes} min" if minutes else ""
+    return f"№{e.get('id')} “{e.get('reason')}”, starts {when}{length}, status {status}"
 
 
 def _maintenance_events(data: dict[str, Any], russian: bool) -> str | None:
@@ -634,7 +677,8 @@ def narrowed(data: dict[str, Any], focus: Focus) -> dict[str, Any]:
                 result["total"] = len(kept)
             if "failing" in result:
                 result["failing"] = sum(1 for e in kept if e.get("status") == "failing")
-        statuses = _named_statuses(kept, focus)
+        # A call that filtered by status itself (`list_migrations(status=…)`) is not narrowed
+        statuses = None if isinstance(data.get("status"), str) else _named_statuses(kept, focus)
         if statuses is not None:
             present = sorted({str(e.get("status")) for e in kept})
             result[NARROWED] = {

@@ -50,6 +50,7 @@ from sstools_agent.agent.offline_answers import (
     Focus,
     describe_result,
     described,
+    items,
     mentions,
     merged,
     narrowed,
@@ -64,6 +65,7 @@ from sstools_agent.agent.prompts import (
 from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
+from sstools_agent.domain.tool_routing import SEARCHING
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
 
 # Words that name the seeded environments; an id in the page context is always understood.
@@ -107,7 +109,7 @@ _COUNTED: Final = re.compile(
 _STATUS_QUESTION: Final = re.compile(
     r"\bчто\s+(?:у\s+\w+\s+)?(?:сейчас\s+)?с\s|\bкак\s+(?:там\s+)?(?:дела\s+)?с\s|"
     r"what'?s\s+(?:the|its)\s+(?:status|state)|\bhow\s+is\s+(?:it|this)|^\s*git status\?|"
-    r"\bdid\b.*\bpass|прошла ли|прошел ли|прошёл ли",
+    r"\bdid\b.*\bpass|прошла ли|прошел ли|прошёл ли|\bwhen was\b|\bкогда\b.*\b(?:был|была|было)\b",
     re.IGNORECASE,
 )
 """A question about the state of things («что у него с валидацией?»), not an action."""
@@ -117,11 +119,6 @@ _ALL_OF_THEM: Final = re.compile(
     re.IGNORECASE,
 )
 """Words that widen a question from the page's object to all of its kind."""
-_SEARCH: Final = re.compile(
-    r"\b(?:найди|найти|поищи|ищи|find|search|look for|is there|are there|есть ли)\b|"
-    r"in the title|в названии",
-    re.IGNORECASE,
-)
 _SAME_AGAIN: Final = re.compile(
     r"то же самое|тоже самое|то же для|так же для|the same|same for|same thing|do that for",
     re.IGNORECASE,
@@ -131,7 +128,11 @@ _LABEL: Final = re.compile(
     r"(?:label(?:led)?(?:\s+it)?|note|пометк\w*|заметк\w*|комментари\w*|подпиш\w*)\s*[:—-]?\s*(.+)$",
     re.IGNORECASE,
 )
-_REASON: Final = re.compile(r"(?:reason|причина|повод)\s*[:—-]?\s*(.+)$", re.IGNORECASE)
+_REASON: Final = re.compile(
+    r"(?:reason|причина|повод|because|we'?re|we are|так как|потому что)\s*[:—-]?\s*(.+)$|"
+    r"\s—\s*(.+)$",
+    re.IGNORECASE,
+)
 _ROWS_FROM: Final = re.compile(r"(?:из|from)\s+(?:таблицы\s+|table\s+)?([a-z_][a-z0-9_.]*)", re.I)
 _TABLE_NAMED: Final = re.compile(r"(?:table|таблиц\w*)\s+([a-z_][a-z0-9_]*)", re.IGNORECASE)
 _SOURCE_ENVIRONMENT: Final = re.compile(
@@ -157,10 +158,14 @@ _ORDINALS: Final = {
 }
 """Words that pick one of the objects an earlier answer listed («для первого из них»)."""
 _STATUS_WORDS: Final = {
-    "failed": ("упал", "ошибк", "сбо", "неудач", "сломан", "пада", "failed", "fail", "error"),
+    "failed": (
+        *("упал", "ошибк", "сбо", "неудач", "сломан", "пада", "завал"),
+        *("failed", "fail", "error"),
+    ),
     "warning": ("предупрежд", "warning"),
-    "running": ("идут", "идёт", "идет", "выполняют", "в процессе", "running", "in progress"),
-    "planned": ("запланир", "ожида", "planned", "scheduled", "pending"),
+    # «идут» is left out: «какие миграции идут?» is as often "what is there" as "running"
+    "running": ("выполняют", "в процессе", "в работе", "running", "in progress"),
+    "planned": ("запланир", "в плане", "в планах", "ожида", "planned", "scheduled", "pending"),
     "done": ("заверш", "выполнен", "успешн", "done", "completed", "finished", "succeeded"),
 }
 """Words that name a status of `STATUS_VOCABULARIES` («какие миграции упали?» -> failed)."""
@@ -228,6 +233,7 @@ class _Request:
         recalled: Mapping[str, list[Any]] | None = None,
         last_named: Mapping[str, list[Any]] | None = None,
         known: Mapping[tuple[str, int], dict[str, Any]] | None = None,
+        exchanged: bool = False,
     ) -> None:
         self.text = text
         self.recalled = recalled or {}
@@ -235,6 +241,9 @@ class _Request:
         result winning a kind (`_request`)."""
         self.last_named = last_named or {}
         """The objects the last earlier result named: what «них», "that" point at."""
+        self.exchanged = exchanged
+        """Whether the conversation had tool results before this message (then `last_named`
+        is what the last one showed, not only the page's summary)."""
         self.known = known or {}
         """(kind, id) -> the entry, of the objects earlier results showed."""
         self.page_object = page_object or {}
@@ -263,7 +272,7 @@ class _Request:
         with_status = [
             i for i in ids if self.known.get((object_type, i), {}).get("status") in statuses
         ]
-        ids = with_status or ids
+        ids = self._with_title_words(object_type, with_status or ids)
         ordinal = next(
             (n for word, n in _ORDINALS.items() if re.search(rf"\b{word}", self.lower)), None
         )
@@ -275,10 +284,9 @@ class _Request:
         """Ids in the message; else the earlier answer's, when the message points back at it;
         else the page's object; else the ones the conversation named last."""
         page_id = self.page_id(object_type)
-        titled = self.titled_id(object_type)
         return (
             [n for n in self.numbers if n > 0]
-            or ([titled] if titled else [])
+            or self.titled_ids(object_type)
             or self.referred_ids(object_type)
             or ([page_id] if page_id else [])
             or self.recalled_ids(object_type)
@@ -312,7 +320,10 @@ class _Request:
         ids = {
             kind: values
             for kind, values in self.last_named.items()
-            if self.refers_back and f"{kind}_id" not in args and f"{kind}_ids" not in args
+            if self.refers_back
+            and self.exchanged
+            and f"{kind}_id" not in args
+            and f"{kind}_ids" not in args
         }
         return Focus(ids=ids, statuses=self.statuses())
 
@@ -361,33 +372,45 @@ class _Request:
         return str(earlier[0]) if earlier else None
 
     def quoted(self) -> str | None:
-        match = _QUOTED.search(self.text)
-        return next((g for g in match.groups() if g), None) if match else None
+        quoted = self.all_quoted()
+        return quoted[0] if quoted else None
+
+    def all_quoted(self) -> list[str]:
+        return [next(g for g in m.groups() if g) for m in _QUOTED.finditer(self.text)]
 
     def labelled(self, pattern: re.Pattern[str]) -> str | None:
         """A quoted phrase, else the words after a label («причина: …», "label it …")."""
         match = pattern.search(self.text)
-        return self.quoted() or (match.group(1).strip(" .") if match else None)
+        found = next((g for g in match.groups() if g), None) if match else None
+        return self.quoted() or (found.strip(" .") if found else None)
+
+    def titled_ids(self, object_type: str) -> list[int]:
+        """The objects of this type earlier results showed under the quoted titles."""
+        titles = {t.casefold() for t in self.all_quoted()}
+        return [
+            object_id
+            for (kind, object_id), entry in self.known.items()
+            if kind == object_type and str(entry.get("title", "")).casefold() in titles
+        ]
 
     def titled_id(self, object_type: str) -> int | None:
-        """The object of this type an earlier result showed under the quoted title; else, when
-        the message points back, the one of the last answer's whose title has the message's
-        words («у того, который по объектам»)."""
-        title = (self.quoted() or "").casefold()
-        for (kind, object_id), entry in self.known.items():
-            if kind == object_type and title and str(entry.get("title", "")).casefold() == title:
-                return object_id
-        stems = (search_words(self.text) or "").split() if self.refers_back else []
+        ids = self.titled_ids(object_type)
+        return ids[0] if ids else None
+
+    def _with_title_words(self, object_type: str, ids: list[int]) -> list[int]:
+        """Of `ids`, the ones whose title has the message's words («у того, который по
+        объектам», "the ETL one"), when some do."""
+        stems = (search_words(self.text) or "").split()
         stems += [w for w in re.findall(r"\b[a-z]{3,}\b", self.lower) if w.upper() in self.text]
         matching = [
             object_id
-            for object_id in self.last_named.get(object_type, [])
+            for object_id in ids
             if any(
                 stem in str(self.known.get((object_type, object_id), {}).get("title", "")).lower()
                 for stem in stems
             )
         ]
-        return matching[0] if len(matching) == 1 else None
+        return matching or ids
 
 
 _STRONG, _WEAK = 3, 1
@@ -445,7 +468,32 @@ def choose_tool(
     ]
     best = max(scored, default=(0, False, False, 0, None))
     needed = _STRONG if strong_only else 1
-    return best[4] if best[0] >= needed else None
+    if best[0] < needed:
+        return None
+    return _more_specific(best[4], [s[4] for s in scored if s[0] == best[0]], lower, catalog)
+
+
+def _more_specific(
+    chosen: str | None, tied: Sequence[str | None], lower: str, catalog: ToolCatalog
+) -> str | None:
+    """Among tools tied on score, one whose matched strong words contain the chosen one's
+    («put staging into maintenance»: "into maintenance" over "maintenance"), else the chosen."""
+
+    def matched(name: str | None) -> list[str]:
+        spec = catalog.get(name) if name else None
+        words = spec.offline.strong if spec is not None and spec.offline is not None else ()
+        return [w for w in words if _named(w, lower)]
+
+    mine = matched(chosen)
+    for other in tied:
+        if (
+            other != chosen
+            and mine
+            and any(o != m and m in o for o in matched(other) for m in mine)
+            and all(any(m in o for o in matched(other)) for m in mine)
+        ):
+            return other
+    return chosen
 
 
 def _kinds_taken(args_model: type[BaseModel]) -> set[str]:
@@ -460,16 +508,21 @@ ArgsBuilder = Callable[[_Request], dict[str, Any] | None]
 
 
 def _dashboard_search(r: _Request) -> dict[str, Any]:
-    """Dashboards by id (the message's, the earlier answer's it points at, the page's), else by
-    the message's topic; never by the conversation's last ids unasked (a new search)."""
+    """Dashboards by the ids the message names; else by the topic of an explicit search (a
+    quoted title that is not the page's, «найди …»); else the earlier answer's dashboards it
+    points at; else the page's; else by the message's topic. Never by the conversation's last
+    ids unasked (a new search)."""
     page_id = r.page_id("dashboard")
     quoted = r.quoted()
     query = quoted or search_words(r.text)
     named_elsewhere = bool(quoted) and quoted != r.page.get("objectName")
-    searching = named_elsewhere or bool(_SEARCH.search(r.text) or _ALL_OF_THEM.search(r.text))
-    ids = [n for n in r.numbers if n > 0] or r.referred_ids("dashboard")
-    if not ids and not (query and searching) and page_id:
-        ids = [page_id]
+    searching = named_elsewhere or bool(SEARCHING.search(r.text))
+    given = [n for n in r.numbers if n > 0]
+    if given:
+        return {"dashboard_ids": given}
+    if query and (searching or (_ALL_OF_THEM.search(r.text) and not r.refers_back)):
+        return {"query": query}
+    ids = r.referred_ids("dashboard") or ([page_id] if page_id else [])
     if ids:
         return {"dashboard_ids": ids}
     return {"query": query} if query else {}
@@ -548,6 +601,13 @@ _NOT_TOPIC_STEMS: Final = (
     "list",
     "look",
 )
+_ENGLISH_PHRASES: Final = {
+    "energy consumption": "энергопотреб",
+    "power consumption": "энергопотреб",
+    "energy balance": "энергобаланс",
+    "power loss": "потери",
+    "energy loss": "потери",
+}
 _ENGLISH_TOPICS: Final = {
     "energy": "энерг",
     "electricity": "электроэнерг",
@@ -570,15 +630,20 @@ _ENGLISH_TOPICS: Final = {
 def search_words(text: str) -> str | None:
     """The topic of a search request as stems the upstream matches in titles («дашборды про
     энергию» -> «энерг»; "energy dashboards" -> «энерг»), or None when it names none."""
-    words = re.findall(r"[a-zа-яё]+", text.lower())
-    stems = []
+    lower = text.lower()
+    stems = [stem for phrase, stem in _ENGLISH_PHRASES.items() if phrase in lower]
+    for phrase in _ENGLISH_PHRASES:
+        lower = lower.replace(phrase, " ")
+    words = re.findall(r"[a-zа-яё]+", lower)
     for word in words:
         if word in _NOT_TOPIC_WORDS or word in ENVIRONMENT_WORDS:
             continue
         if word.startswith(_NOT_TOPIC_STEMS):
             continue
         english = next((v for k, v in _ENGLISH_TOPICS.items() if word.startswith(k)), None)
-        if english is not None:
+        if word.upper() in text and not _CYRILLIC.match(word) and len(word) >= 2:
+            stems.append(word)  # an acronym of a title («Мониторинг ETL», "KPI")
+        elif english is not None:
             stems.append(english)
         elif _CYRILLIC.match(word) and len(word) >= 4:
             stems.append(russian_stem(word))
@@ -622,7 +687,10 @@ def _page_dataset(r: _Request) -> dict[str, Any]:
     return dataset if isinstance(dataset, dict) else {}
 
 
-_NOT_A_TABLE: Final = frozenset({"this", "that", "the", "it", "here", "there"})
+_NOT_A_TABLE: Final = frozenset(
+    {"this", "that", "the", "it", "here", "there", "which", "what", "a", "its", "each", "as"}
+    | {"and", "of", "for", "in"}
+)
 _FEW: Final = {"пяток": 5, "пару": 2, "парочку": 2, "десяток": 10, "few": 5, "couple": 2}
 
 
@@ -658,7 +726,13 @@ def _dataset_table(r: _Request) -> dict[str, Any] | None:
     match = _TABLE.search(r.lower)
     if match is not None:
         return {"database_id": 1, "schema_name": match.group(1), "table_name": match.group(2)}
-    named, schema = _TABLE_NAMED.search(r.text), _page_dataset(r).get("schema")
+    explicit = re.search(r"\b(?:schema|схем[аеуы]?)\s+([a-z_][a-z0-9_]*)", r.text, re.IGNORECASE)
+    named = _TABLE_NAMED.search(r.text)
+    schema = (
+        explicit.group(1)
+        if explicit and explicit.group(1).lower() not in _NOT_A_TABLE
+        else _page_dataset(r).get("schema")
+    )
     if named is None or not schema:
         return None
     return {"database_id": 1, "schema_name": schema, "table_name": named.group(1)}
@@ -687,9 +761,10 @@ def _dataset_scope(r: _Request) -> dict[str, Any]:
     if role:  # what one role may do, over all datasets
         return {"role_name": role.group(1) or role.group(2)}
     schema = re.search(r"\b([a-z_]+)\s+schema\b|\bschema\s+([a-z_]+)|схем\w*\s+([a-z_]+)", r.text)
-    if schema:
-        return {"schema_name": next(g for g in schema.groups() if g)}
-    if re.search(r"databases|базы данных|баз данных", r.lower):
+    named_schema = next((g for g in schema.groups() if g), "") if schema else ""
+    if named_schema and named_schema not in _NOT_A_TABLE:
+        return {"schema_name": named_schema}
+    if re.search(r"databases|\bбаз[ыа]?\b|базы данных|\bсхемы\b|schemas", r.lower):
         return {}  # the databases and their datasets, not the page's dataset
     dataset_id = r.object_id("dataset")
     return {"dataset_id": dataset_id} if dataset_id else {}
@@ -726,7 +801,17 @@ def _from_schema(args_model: type[BaseModel], r: _Request) -> dict[str, Any] | N
             args[name] = value
         elif name == "note" and (note := r.labelled(_LABEL)):
             args[name] = note[:200]
+        elif name == "status" and (status := _named_status(info, r)):
+            args[name] = status
     return args
+
+
+def _named_status(field: Any, r: _Request) -> str | None:
+    """The one status the message names that an optional `status` filter accepts (its
+    pattern), so the upstream filters («какие переносы завалились?» -> failed)."""
+    pattern = next((m.pattern for m in field.metadata if hasattr(m, "pattern")), None)
+    accepted = [s for s in sorted(r.statuses()) if pattern and re.fullmatch(pattern, s)]
+    return accepted[0] if len(accepted) == 1 else None
 
 
 BUILDERS: Final[Mapping[ArgsRecipe, ArgsBuilder]] = {
@@ -838,6 +923,7 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
     page_object = _summary_result(summary)
     last_named = mentions(page_object, summary.get("args") or {})
     recalled, known = dict(last_named), described(page_object)
+    exchanged = False
     calls = _calls(messages)
     question = _Request("", page, page_object=page_object)
     for message in messages:
@@ -849,6 +935,7 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
                 recalled=dict(recalled),
                 last_named=last_named,
                 known=dict(known),
+                exchanged=exchanged,
             )
         elif isinstance(message, ToolMessage) and message.status != "error":
             args = calls.get(str(message.tool_call_id), ("", {}))[1]
@@ -856,6 +943,7 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
             if isinstance(data, dict):
                 data = narrowed(data, question.focus(args))
             known.update(described(data))
+            exchanged = True
             last_named = mentions(data, args)
             recalled.update(last_named)
     return question
@@ -878,6 +966,47 @@ def _label(tool: str, russian: bool) -> str:
     # The name in parentheses lets the next turn know which tool a question was about
     described = spec.label_ru if russian else spec.description.rstrip(".").lower()
     return f"{described} ({tool})"
+
+
+def _page_object_issues(data: Any, r: _Request) -> str:
+    """The page dashboard's validation remarks, when a health result is about it alone (the
+    summary knows why it is red; the health read only counts the failing charts)."""
+    health = items(data.get("items")) if isinstance(data, dict) and "failing" in data else []
+    page_id = r.page_id("dashboard")
+    if len(health) != 1 or page_id is None or health[0].get("dashboard_id") != page_id:
+        return ""
+    found = r.page_object.get("dashboards")
+    page = found[0] if isinstance(found, list) and len(found) == 1 else {}
+    issues = items((page.get("validation") or {}).get("issues"))
+    if not issues:
+        return ""
+    listed = "; ".join(str(i) for i in issues)
+    return say(r.russian, f"Замечания валидации: {listed}.", f"Validation remarks: {listed}.")
+
+
+_KEPT_OUT_RU: Final = {
+    "no_environment": "после выбора окружения",
+    "affinity": "на странице другого объекта или без объекта",
+    "role": "с другой ролью",
+}
+_KEPT_OUT_EN: Final = {
+    "no_environment": "once an environment is chosen",
+    "affinity": "on another object's page, or one without an object",
+    "role": "with another role",
+}
+
+
+def _kept_out_note(kept_out: Mapping[str, tuple[str, str]], russian: bool) -> str:
+    """What else the assistant can do elsewhere (the tools the prompt lists as unavailable
+    here, by why), so a capabilities answer on a bare page still shows the whole service."""
+    by_rule: dict[str, list[str]] = {}
+    for tool, (rule, _) in kept_out.items():
+        by_rule.setdefault(rule, []).append(tool)
+    words = _KEPT_OUT_RU if russian else _KEPT_OUT_EN
+    lines = [f"- {words.get(rule, rule)}: {', '.join(tools)}" for rule, tools in by_rule.items()]
+    if not lines:
+        return ""
+    return say(russian, "Ещё доступно:\n", "Also available:\n") + "\n".join(lines)
 
 
 def _unavailable_answer(tool: str, kept_out: tuple[str, str], r: _Request) -> str:
@@ -1030,7 +1159,7 @@ class OfflineChatModel(BaseChatModel):
                 CATALOG.names,
                 preferred=self.bound_tools,
                 strong_only=bool(summary),
-                context=request.last_named if request.refers_back else {},
+                context=request.last_named if request.refers_back and request.exchanged else {},
             )
         )
         wanted = (
@@ -1090,7 +1219,10 @@ class OfflineChatModel(BaseChatModel):
             # One tool over several objects («каждый из них») is answered as one result
             data, args = merged(outputs) if len(outputs) > 1 else outputs[0]
             parts.append(describe_result(tool, data, request.russian, args, request.focus(args)))
-        return " ".join(parts)
+            if isinstance(data, dict) and "tools" in data and "role" in data:
+                parts.append(_kept_out_note(_unavailable(messages), request.russian))
+            parts.append(_page_object_issues(data, request))
+        return " ".join(p for p in parts if p)
 
     def _no_tool_answer(self, tool: str | None, request: _Request) -> str:
         if tool is not None:  # a tool fits, but the message lacks what it needs

@@ -69,9 +69,10 @@ _OTHER_OBJECT: Final = re.compile(r"\d|[«\"“]")
 """A number or a quoted name: the query is about another object than the page's (search stays)."""
 
 
-_SEARCHING: Final = re.compile(
+SEARCHING: Final = re.compile(
     r"найди|найти|поищи|\bищи|поиск|\bfind\b|\bsearch|look for|все дашборд|all dashboards|"
-    r"\bдругие|\bother\b",
+    r"\bдругие|\bother\b|\bis there\b|\bare there\b|есть ли|where'?s\b|where is|\bгде\b|"
+    r"in the title|в названии",
     re.IGNORECASE,
 )
 """A search for dashboards by topic: other dashboards than the page's (search stays)."""
@@ -225,7 +226,7 @@ class ToolRouter:
         about_the_page = (
             page_object == "dashboard"
             and not _OTHER_OBJECT.search(query)
-            and not _SEARCHING.search(query)
+            and not SEARCHING.search(query)
         )
         if intent is Intent.DASHBOARD_QUERY and prefetch_available and about_the_page:
             wanted = [tool for tool in wanted if tool not in self._dashboard_query]

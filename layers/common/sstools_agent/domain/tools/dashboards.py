@@ -83,6 +83,14 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "where's the",
+                "where is the",
+                "где дашборд",
+                "are there any",
+                "any other",
+                "другие дашборд",
+                "who owns",
+                "are they called",
                 "найди",
                 "найти",
                 "поиск",
@@ -115,10 +123,25 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.DEFAULT, IntentTag.DASHBOARD_QUERY}),
         offline=OfflineChoice(
             strong=(
+                "any other dashboard",
+                "are there any dashboards",
+                "are there dashboards",
+                "is there a dashboard",
+                "where's the",
+                "where is the",
+                "где дашборд",
+                "где найти",
+                "find ",
+                "другие дашборд",
+                "есть ли дашборд",
+                "who owns",
+                "owner",
+                "владел",
+                "are they called",
+                "their names",
                 "найди",
                 "поиск",
                 "search",
-                "find",
                 "как называ",
                 "названи",
                 "names of",
@@ -152,6 +175,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "good shape",
+                "в порядке",
+                "в норме",
                 "предупрежд",
                 "warning",
                 "красн",
@@ -182,6 +208,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.DEFAULT}),
         offline=OfflineChoice(
             strong=(
+                "good shape",
+                "в порядке ли",
+                "в норме",
                 "предупрежд",
                 "warning",
                 "красн",
@@ -219,6 +248,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=CountedImpact("dashboard_ids", DASHBOARD_NOUN),
         routing=Routing(
             keywords=(
+                "закинь",
                 "push this",
                 "push to",
                 "ship this",
@@ -250,6 +280,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "закинь",
+                "закинуть",
                 "push this",
                 "push to",
                 "ship this",
@@ -289,6 +321,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=False,
         routing=Routing(
             keywords=(
+                "прогони ревью",
+                "запусти ревью",
+                "run a review",
+                "запусти проверк",
+                "повторную проверк",
                 "llm review",
                 "llm-проверк",
                 "llm-ревью",
@@ -314,6 +351,16 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "прогони ревью",
+                "запусти ревью",
+                "run a review",
+                "run review",
+                "запусти проверк",
+                "повторную проверк",
+                "проверь ещё раз",
+                "проверь еще раз",
+                "re-run the llm",
+                "rerun the llm",
                 "llm-проверк",
                 "перезапусти llm",
                 "перезапусти проверк",
@@ -337,7 +384,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "проверь дашборд",
                 "проверь этот дашборд",
             ),
-            weak=("дашборд", "dashboard"),
             precedence=80,
         ),
     ),
@@ -381,7 +427,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "документ",
                 "document",
             ),
-            weak=("дашборд", "dashboard"),
             precedence=70,
         ),
     ),

@@ -57,6 +57,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("миграция {migration_id} изменит объекты в окружении {env}"),
         routing=Routing(
             keywords=(
+                "запускай",
                 "kick it off",
                 "run number",
                 "run it",
@@ -85,6 +86,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "запускай",
                 "kick it off",
                 "run number",
                 "запусти номер",
@@ -128,6 +130,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "переносы",
+                "переносов",
                 "planned ones",
                 "failed ones",
                 "running ones",
@@ -145,6 +149,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                "переносы",
+                "переносов",
                 "planned ones",
                 "failed ones",
                 "running ones",

@@ -58,6 +58,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
+                "url",
+                "ссылк",
                 "окружен",
                 "environment",
                 "сред",
@@ -75,6 +77,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.DEFAULT}),
         offline=OfflineChoice(
             strong=(
+                "url",
+                "адрес",
+                "ссылк",
                 "окружени",
                 "environments",
             ),
@@ -286,6 +291,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("окружение {env} выйдет из режима обслуживания"),
         routing=Routing(
             keywords=(
+                "сними с обслуж",
+                "выведи из обслуж",
+                "close the window",
                 "заканчивай",
                 "end it",
                 "close it",
@@ -311,6 +319,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.MAINTENANCE}),
         offline=OfflineChoice(
             strong=(
+                "сними с обслуж",
+                "сними окружение с обслуж",
+                "выведи из обслуж",
+                "close the window",
+                "close the maintenance window",
                 "заканчивай обслуж",
                 "заканчивай техработ",
                 "stop maintenance",
