@@ -166,7 +166,10 @@ def test_results_of_one_tool_over_several_objects_merge_into_one() -> None:
     one = {"total": 1, "failing": 1, "items": [{"dashboard_id": 21, "status": "failing"}]}
     other = {"total": 1, "failing": 0, "items": [{"dashboard_id": 42, "status": "ok"}]}
 
-    data, args = merged([(one, {"dashboard_id": 21}), (other, {"dashboard_id": 42})])
+    joined = merged([(one, {"dashboard_id": 21}), (other, {"dashboard_id": 42})])
+
+    assert joined is not None
+    data, args = joined
 
     assert data["total"] == 2
     assert data["failing"] == 1
@@ -206,3 +209,58 @@ def test_the_same_for_another_object_repeats_the_last_tool() -> None:
     reply = _reply(_page("dataset", "15"), earlier, "Сделай то же самое для датасета 4")
 
     assert _calls(reply) == [("superset_audit_permissions", {"dataset_id": 4})]
+
+
+def test_summarised_lists_merge_by_their_items_and_single_objects_do_not_merge() -> None:
+    one = {"total": 1, "failing": 1, "items": {"items": [{"dashboard_id": 21}], "total_count": 1}}
+    other = {"total": 1, "failing": 0, "items": [{"dashboard_id": 42}]}
+
+    joined = merged([(one, {}), (other, {})])
+
+    assert joined is not None
+    assert [i["dashboard_id"] for i in joined[0]["items"]] == [21, 42]
+    assert merged([({"dataset": {"id": 1}}, {}), ({"dataset": {"id": 2}}, {})]) is None
+
+
+def test_a_write_after_a_list_takes_no_guess_among_several() -> None:
+    earlier = _exchange("найди дашборды про энергию", "search_dashboards", {}, FOUND_DASHBOARDS)
+
+    for message in ("задеплой его в прод", "задеплой в прод"):
+        assert _calls(_reply(_page(), earlier, message)) == [], message
+
+
+def test_a_write_after_a_list_takes_all_of_them_when_asked_for_all() -> None:
+    earlier = _exchange("найди дашборды про энергию", "search_dashboards", {}, FOUND_DASHBOARDS)
+
+    reply = _reply(_page(), earlier, "задеплой их в staging")
+
+    assert _calls(reply) == [
+        (
+            "deploy_dashboard",
+            {"dashboard_ids": [21, 42], "source_env_id": "ss-dev", "target_env_id": "staging"},
+        )
+    ]
+
+
+def test_the_environment_the_message_names_wins_over_the_migrations_own_target() -> None:
+    reply = _reply(_page("migration", "1"), "запусти миграцию 6 в staging")
+
+    assert _calls(reply) == [("execute_migration", {"migration_id": 6, "target_env_id": "staging"})]
+
+
+def test_a_remembered_statement_never_replaces_the_one_asked_for() -> None:
+    earlier = _exchange(
+        "run select 1", "superset_execute_sql", {"database_id": 1, "sql": "select 1"}, {}
+    )
+
+    reply = _reply(_page("dataset", "4"), earlier, "покажи 5 строк из payments")
+
+    assert _calls(reply) == [
+        ("superset_execute_sql", {"database_id": 1, "sql": "SELECT * FROM payments LIMIT 5"})
+    ]
+
+
+def test_a_status_word_after_a_negation_names_no_status() -> None:
+    reply = _reply(_page(), "покажи неуспешные миграции")
+
+    assert _calls(reply) == [("list_migrations", {"status": "failed"})]

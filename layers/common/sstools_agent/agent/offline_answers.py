@@ -139,8 +139,10 @@ def _databases(data: dict[str, Any], russian: bool) -> str | None:
 
 
 def _charts_ru(count: Any) -> str:
-    """«1 график», «2 графика», «5 графиков»."""
-    n = int(count or 0)
+    """«1 график», «2 графика», «5 графиков»; «— графиков» when the upstream gave no count."""
+    if not isinstance(count, int):
+        return "— графиков"
+    n = count
     if n % 10 == 1 and n % 100 != 11:
         return f"{n} график"
     if n % 10 in (2, 3, 4) and n % 100 not in (12, 13, 14):
@@ -185,7 +187,8 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
         )
     if not lines:
         return head + say(russian, " Проблем нет.", " No problems.")
-    # The ones a question asked for by status are all named, up to twice the usual
+    # The ones a question narrowed to (by status, or to the objects it points at) are all
+    # named, up to twice the usual
     most = 2 * MAX_LISTED if isinstance(narrowed_to, dict) else MAX_LISTED
     return f"{head} {_listed(lines, len(lines), russian, most)}."
 
@@ -619,7 +622,7 @@ STATUS_VOCABULARIES: Final = (
     frozenset({"planned", "running", "done", "failed"}),
     frozenset({"ok", "warning", "failing"}),
 )
-"""The statuses a question can name: of migrations and tasks, and of dashboards' health."""
+"""The statuses a question can name: of migrations, and of dashboards' health."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -664,7 +667,8 @@ def narrowed(data: dict[str, Any], focus: Focus) -> dict[str, Any]:
     if not (focus.ids or focus.statuses):
         return data
     lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
-    if isinstance(data.get("total"), int) and any(len(v) != data["total"] for v in lists):
+    # Complete only when the result counts its rows and every list shows all of them
+    if not isinstance(data.get("total"), int) or any(len(v) != data["total"] for v in lists):
         return data
     result = dict(data)
     for key, value in data.items():
@@ -695,22 +699,29 @@ COUNTS: Final = frozenset({"total", "failing"})
 """The counts that add up when results of one tool over several objects are merged."""
 
 
-def merged(outputs: Sequence[tuple[Any, Mapping[str, Any]]]) -> tuple[Any, dict[str, Any]]:
-    """The results of one tool called once per object, as one result: lists joined, counts
-    added, the rest as the first says; the arguments the calls shared. Results that are not
-    all objects stay the first one's."""
+def merged(outputs: Sequence[tuple[Any, Mapping[str, Any]]]) -> tuple[Any, dict[str, Any]] | None:
+    """The results of one tool called once per object, as one result: lists joined (whole or
+    summarised), counts added, the rest as the first says; the arguments the calls shared. None
+    when the results are not lists of the same shape (each is then answered on its own)."""
     results = [data for data, _ in outputs]
     if not all(isinstance(data, dict) for data in results):
-        return outputs[0][0], dict(outputs[0][1])
+        return None
+    listed = [k for k, v in results[0].items() if isinstance(v, list) or _summarised(v)]
+    if not listed or any(set(data) != set(results[0]) for data in results):
+        return None
     joined: dict[str, Any] = dict(results[0])
-    for data in results[1:]:
-        for key, value in data.items():
-            if isinstance(value, list) and isinstance(joined.get(key), list):
-                joined[key] = [*joined[key], *value]
-            elif key in COUNTS and isinstance(value, int) and isinstance(joined.get(key), int):
-                joined[key] += value
+    for key in listed:
+        joined[key] = [entry for data in results for entry in items(data.get(key))]
+    for key in COUNTS & set(joined):
+        counts = [data.get(key) for data in results]
+        if all(isinstance(c, int) for c in counts):
+            joined[key] = sum(c for c in counts if isinstance(c, int))
     shared = {k: v for k, v in outputs[0][1].items() if all(a.get(k) == v for _, a in outputs)}
     return joined, shared
+
+
+def _summarised(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("items"), list)
 
 
 def _reference(key: str, value: Any) -> tuple[str, list[Any]] | None:

@@ -25,10 +25,11 @@ model. Its rules:
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -62,10 +63,10 @@ from sstools_agent.agent.prompts import (
     UNAVAILABLE_CLOSE,
     UNAVAILABLE_OPEN,
 )
-from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation
+from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation, ToolSpec
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
-from sstools_agent.domain.tool_routing import SEARCHING
+from sstools_agent.domain.tool_routing import FOLLOW_UP, SEARCHING
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
 
 # Words that name the seeded environments; an id in the page context is always understood.
@@ -119,11 +120,6 @@ _ALL_OF_THEM: Final = re.compile(
     re.IGNORECASE,
 )
 """Words that widen a question from the page's object to all of its kind."""
-_SAME_AGAIN: Final = re.compile(
-    r"то же самое|тоже самое|то же для|так же для|the same|same for|same thing|do that for",
-    re.IGNORECASE,
-)
-"""A request to repeat the last call with what this message changes («то же для датасета 4»)."""
 _LABEL: Final = re.compile(
     r"(?:label(?:led)?(?:\s+it)?|note|пометк\w*|заметк\w*|комментари\w*|подпиш\w*)\s*[:—-]?\s*(.+)$",
     re.IGNORECASE,
@@ -144,31 +140,51 @@ _BACK_REFERENCE: Final = re.compile(
     r"тех|эти|этих|этим|этими|it|its|them|they|their|those|these|that|one)\b",
     re.IGNORECASE,
 )
+_THIS_QUERY: Final = re.compile(
+    r"\b(?:этот|тот|этого|the|this|that)\s+(?:sql[- ])?(?:запрос\w*|query|statement|sql)\b",
+    re.IGNORECASE,
+)
+"""«этот запрос», "the query": the statement of the conversation, though «этот» points at pages."""
+_PLURAL_BACK_REFERENCE: Final = re.compile(
+    r"\b(них|их|ними|им|они|те|тех|эти|этих|этим|этими|все|оба|обе|them|they|their|those|these|"
+    r"all|both)\b",
+    re.IGNORECASE,
+)
+"""The pointers that may mean several objects at once («задеплой их»)."""
 """Words that point at what an earlier answer named («какие из них…», "format that query");
 «этот» / "this" point at the page's object, as the seed's «этот дашборд» does."""
 _ORDINALS: Final = {
-    "перв": 0,
-    "first": 0,
-    "втор": 1,
-    "second": 1,
-    "трет": 2,
-    "third": 2,
-    "последн": -1,
-    "the last": -1,
+    r"\bперв(?:ый|ого|ому|ую|ой|ом|ая)\b": 0,
+    r"\bfirst\b": 0,
+    r"\bвтор(?:ой|ого|ому|ую|ая)\b": 1,
+    r"\bsecond\b": 1,
+    r"\bтрет(?:ий|ьего|ьему|ью|ья)\b": 2,
+    r"\bthird\b": 2,
+    r"\bпоследн(?:ий|его|ему|юю|яя)\b": -1,
+    r"\bthe last one\b": -1,
 }
 """Words that pick one of the objects an earlier answer listed («для первого из них»)."""
 _STATUS_WORDS: Final = {
     "failed": (
-        *("упал", "ошибк", "сбо", "неудач", "сломан", "пада", "завал"),
+        *("упал", "ошибк", "сбой", "сбоя", "сбои", "неудач", "неуспеш", "сломан", "пада", "завал"),
         *("failed", "fail", "error"),
     ),
     "warning": ("предупрежд", "warning"),
     # «идут» is left out: «какие миграции идут?» is as often "what is there" as "running"
     "running": ("выполняют", "в процессе", "в работе", "running", "in progress"),
-    "planned": ("запланир", "в плане", "в планах", "ожида", "planned", "scheduled", "pending"),
+    "planned": (
+        "запланир",
+        "в планах",
+        "стоят в плане",
+        "ожидают",
+        "planned",
+        "scheduled",
+        "pending",
+    ),
     "done": ("заверш", "выполнен", "успешн", "done", "completed", "finished", "succeeded"),
 }
-"""Words that name a status of `STATUS_VOCABULARIES` («какие миграции упали?» -> failed)."""
+"""Word starts that name a status of `STATUS_VOCABULARIES` («какие миграции упали?» -> failed);
+one after «не» («не упала») names none."""
 
 
 def _is_russian(text: str) -> bool:
@@ -254,6 +270,15 @@ class _Request:
         counted = {m.start(1) for m in _COUNTED.finditer(text)}
         self.numbers = [int(m.group(0)) for m in _NUMBER.finditer(text) if m.start() not in counted]
         self.refers_back = bool(_BACK_REFERENCE.search(text))
+        self.writing = False
+        """Whether the arguments are for a write (`for_tool`): then nothing is guessed among
+        several objects."""
+
+    def for_tool(self, spec: ToolSpec) -> _Request:
+        """This request, reading arguments for `spec` (a write guesses nothing)."""
+        view = copy.copy(self)
+        view.writing = spec.operation is Operation.WRITE
+        return view
 
     def page_id(self, object_type: str) -> int | None:
         if self.page.get("objectType") == object_type and self.page.get("objectId"):
@@ -265,19 +290,21 @@ class _Request:
 
     def referred_ids(self, object_type: str) -> list[int]:
         """The objects of this type the message points back at («них», "them", "the one that
-        failed": of those, the ones with the status it names; «первого из них»: that one)."""
+        failed": of those, the ones with the status it names, maybe none; «первого из них»:
+        that one; "the ETL one": the one whose title has its words). For a write, a singular
+        pointer («его», "it") to a list of several is not a choice, and nothing is returned."""
         named = self.last_named.get(object_type, []) if self.refers_back else []
         ids = [v for v in named if isinstance(v, int)]
         statuses = self.statuses()
-        with_status = [
-            i for i in ids if self.known.get((object_type, i), {}).get("status") in statuses
-        ]
-        ids = self._with_title_words(object_type, with_status or ids)
-        ordinal = next(
-            (n for word, n in _ORDINALS.items() if re.search(rf"\b{word}", self.lower)), None
-        )
+        with_known_status = [i for i in ids if self.known.get((object_type, i), {}).get("status")]
+        if statuses and with_known_status:
+            ids = [i for i in ids if self.known.get((object_type, i), {}).get("status") in statuses]
+        ids = self._with_title_words(object_type, ids)
+        ordinal = next((n for word, n in _ORDINALS.items() if re.search(word, self.lower)), None)
         if ordinal is not None and len(ids) > 1 and -len(ids) <= ordinal < len(ids):
             return [ids[ordinal]]
+        if self.writing and len(ids) > 1 and not _PLURAL_BACK_REFERENCE.search(self.text):
+            return []
         return ids
 
     def object_ids(self, object_type: str) -> list[int]:
@@ -289,8 +316,14 @@ class _Request:
             or self.titled_ids(object_type)
             or self.referred_ids(object_type)
             or ([page_id] if page_id else [])
-            or self.recalled_ids(object_type)
+            or self._last_recalled(object_type)
         )
+
+    def _last_recalled(self, object_type: str) -> list[int]:
+        """The objects of this type the conversation named last, unasked: for a write only
+        when that is one object (the card shows which), else nothing (the model asks)."""
+        recalled = self.recalled_ids(object_type)
+        return recalled if not self.writing or len(recalled) == 1 else []
 
     def object_id(self, object_type: str) -> int | None:
         """As `object_ids`, for one object: a recalled list of several is not a choice."""
@@ -309,7 +342,11 @@ class _Request:
 
     def statuses(self) -> frozenset[str]:
         """The statuses the message names; «завершилась ошибкой» is a failure, not a success."""
-        named = {s for s, words in _STATUS_WORDS.items() if any(w in self.lower for w in words)}
+        named = {
+            status
+            for status, words in _STATUS_WORDS.items()
+            if any(re.search(rf"(?<!не )\b{re.escape(w)}", self.lower) for w in words)
+        }
         if "failed" in named:
             named = (named - {"done"}) | {"failing"}  # a failed migration, a failing dashboard
         return frozenset(named)
@@ -348,6 +385,12 @@ class _Request:
             return str(declared["target_env_id"])
         return None
 
+    def named_target(self) -> str | None:
+        """An environment the message names other than the source, or None."""
+        current = self.source_environment()
+        others = [env for env in self.environments() if env != current]
+        return others[0] if others else None
+
     def target_environment(self) -> str | None:
         """An environment the message names other than the source; else the target the page's
         object declares (a migration moves to its own target)."""
@@ -361,15 +404,29 @@ class _Request:
         return None
 
     def sql(self) -> str | None:
-        """The statement in the message; else the one the conversation ran or showed last."""
+        """The statement in the message, or None."""
         span = _CODE_SPAN.search(self.text)
         if span:
             return span.group(1).strip()
         start = re.search(r"\b(select|with|update|delete|insert|explain|drop)\b", self.lower)
-        if start:
-            return self.text[start.start() :].strip()
-        earlier = self.recalled.get("sql", [])
+        return self.text[start.start() :].strip() if start else None
+
+    def referred_sql(self) -> str | None:
+        """The statement the conversation ran or showed last, when the message points back at
+        it ("format that query", "run it")."""
+        pointed = self.refers_back or _THIS_QUERY.search(self.text)
+        earlier = self.recalled.get("sql", []) if pointed else []
         return str(earlier[0]) if earlier else None
+
+    def pointed_kinds(self) -> set[str]:
+        """The kinds of object the message points back at: the last result's, else the page's
+        own («kick it off» on a migration's page)."""
+        if not self.refers_back:
+            return set()
+        if self.exchanged:
+            return set(self.last_named)
+        kind = self.page.get("objectType")
+        return {str(kind)} if kind else set()
 
     def quoted(self) -> str | None:
         quoted = self.all_quoted()
@@ -427,12 +484,17 @@ def _named(word: str, lower: str) -> bool:
     return False
 
 
-def _score(choice: OfflineChoice, lower: str, *, write: bool = False) -> int:
+def _score(
+    choice: OfflineChoice, lower: str, *, write: bool = False, follows_up: bool = False
+) -> int:
     """3 when a strong word is in the message, plus 1 when a weak one is: how many of them
     match does not count, so a tool with many synonyms does not outvote the named action; a
     negated word ("don't run it") does not count; a write is never chosen by its object's
-    name alone ("include dashboard 21" is not a request to document it)."""
-    strong = any(_named(w, lower) for w in choice.strong)
+    name alone ("include dashboard 21" is not a request to document it); a follow-up phrase
+    ("run it") counts as strong when the message points back at an object the tool takes."""
+    strong = any(_named(w, lower) for w in choice.strong) or (
+        follows_up and any(_named(w, lower) for w in choice.follow_up)
+    )
     weak = any(_named(w, lower) for w in choice.weak) and (strong or not write)
     return _STRONG * strong + _WEAK * weak
 
@@ -444,21 +506,29 @@ def choose_tool(
     *,
     preferred: Sequence[str] = (),
     strong_only: bool = False,
-    context: Mapping[str, Any] | None = None,
+    pointed: Collection[str] = (),
+    earlier: Collection[str] = (),
 ) -> str | None:
     """The tool among `available` whose declared offline keywords best match `text`, or None.
 
-    A tie goes to a tool that takes what the message points back at (`context`: the kinds the
-    earlier answer named, «run it» after a query is the query), then to a `preferred` tool (one
+    A follow-up phrase counts for a tool that takes a kind of object the message points at
+    (`pointed`: «run it» after a query is the query, on a migration's page the migration). A tie
+    goes to a tool that takes what an earlier answer showed and the message points back at
+    (`earlier`), then to a `preferred` tool (one
     this turn offers), then to the lower precedence. With `strong_only`, a tool matched by weak
     words alone does not count.
     """
     lower = text.lower()
-    kinds = set(context or {})
+    kinds = set(pointed)
     scored = [
         (
-            _score(spec.offline, lower, write=spec.operation is Operation.WRITE),
-            bool(kinds & _kinds_taken(spec.args_model)),
+            _score(
+                spec.offline,
+                lower,
+                write=spec.operation is Operation.WRITE,
+                follows_up=bool(kinds & _kinds_taken(spec.args_model)),
+            ),
+            bool(set(earlier) & _kinds_taken(spec.args_model)),
             spec.name in preferred,
             -spec.offline.precedence,
             spec.name,
@@ -717,7 +787,7 @@ def _sample_rows(r: _Request) -> str | None:
 
 
 def _sql(r: _Request) -> dict[str, Any] | None:
-    sql = r.sql() or _sample_rows(r)
+    sql = r.sql() or _sample_rows(r) or r.referred_sql()
     return None if sql is None else {"database_id": 1, "sql": sql}
 
 
@@ -775,17 +845,16 @@ def _schema_value(name: str, r: _Request) -> Any:
     if name == "source_env_id":
         return r.source_environment()
     if name == "target_env_id":
-        named = r.target_environment()
+        # The environment the message names; else the migration's own target (the one it
+        # names or points at, then the page's)
         migration = r.known.get(("migration", r.object_id("migration") or 0), {})
-        own_target = migration.get("target_env_id")
-        # A migration moves to its own target, unless the message names another
-        return named if named != r.page_object_target() or not own_target else own_target
+        return r.named_target() or migration.get("target_env_id") or r.page_object_target()
     if name.endswith("_ids"):
         return r.object_ids(name.removesuffix("_ids")) or None
     if name.endswith("_id"):
         return r.object_id(name.removesuffix("_id"))
     if name == "sql":
-        return r.sql()
+        return r.sql() or r.referred_sql()
     return r.quoted()
 
 
@@ -865,17 +934,25 @@ def build_arguments(
     spec = catalog.get(tool)
     if spec is None or spec.offline is None:
         return None
+    r = r.for_tool(spec)
     if spec.offline.args is ArgsRecipe.FROM_SCHEMA:
         return _from_schema(spec.args_model, r)
     return BUILDERS[spec.offline.args](r)
 
 
 def _repeated_tool(messages: Sequence[BaseMessage], r: _Request) -> str | None:
-    """The tool the conversation called last, when the message asks for the same again."""
-    if not _SAME_AGAIN.search(r.text):
+    """The tool the conversation called last, when the message asks for the same for something
+    else; never a write asked as a question ("is it the same in prod?")."""
+    if not FOLLOW_UP.search(r.text):
         return None
     called = [m for m in messages[:-1] if isinstance(m, AIMessage) and m.tool_calls]
-    return str(called[-1].tool_calls[-1]["name"]) if called else None
+    if not called:
+        return None
+    tool = str(called[-1].tool_calls[-1]["name"])
+    spec = CATALOG.get(tool)
+    if spec is None or (spec.operation is Operation.WRITE and "?" in r.text):
+        return None
+    return tool
 
 
 def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> str | None:
@@ -1159,7 +1236,8 @@ class OfflineChatModel(BaseChatModel):
                 CATALOG.names,
                 preferred=self.bound_tools,
                 strong_only=bool(summary),
-                context=request.last_named if request.refers_back and request.exchanged else {},
+                pointed=request.pointed_kinds(),
+                earlier=request.pointed_kinds() if request.exchanged else (),
             )
         )
         wanted = (
@@ -1217,11 +1295,13 @@ class OfflineChatModel(BaseChatModel):
                 answered.setdefault(result.name or "tool", []).append((_tool_data(result), args))
         for tool, outputs in answered.items():
             # One tool over several objects («каждый из них») is answered as one result
-            data, args = merged(outputs) if len(outputs) > 1 else outputs[0]
-            parts.append(describe_result(tool, data, request.russian, args, request.focus(args)))
-            if isinstance(data, dict) and "tools" in data and "role" in data:
-                parts.append(_kept_out_note(_unavailable(messages), request.russian))
-            parts.append(_page_object_issues(data, request))
+            joined = merged(outputs) if len(outputs) > 1 else None
+            for data, args in [joined] if joined is not None else outputs:
+                focus = request.focus(args)
+                parts.append(describe_result(tool, data, request.russian, args, focus))
+                if isinstance(data, dict) and "tools" in data and "role" in data:
+                    parts.append(_kept_out_note(_unavailable(messages), request.russian))
+                parts.append(_page_object_issues(data, request))
         return " ".join(p for p in parts if p)
 
     def _no_tool_answer(self, tool: str | None, request: _Request) -> str:

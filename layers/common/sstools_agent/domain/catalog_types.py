@@ -164,10 +164,13 @@ class OfflineChoice:
     """How the offline (rule-based) model picks this tool: a strong word names the action (3
     points when any is in the message), a weak one its object (1 point when any is), stems matched
     as substrings of the lower-cased message; the best score wins and a tie goes to the lower
-    `precedence` (specific actions before generic reads). `args` says how it fills them."""
+    `precedence` (specific actions before generic reads). A `follow_up` phrase names the action
+    on something an earlier answer showed ("run it", «заверши его»): it counts as strong only when
+    the message points back at an object this tool takes. `args` says how it fills them."""
 
     strong: tuple[str, ...]
     weak: tuple[str, ...] = ()
+    follow_up: tuple[str, ...] = ()
     args: ArgsRecipe = ArgsRecipe.FROM_SCHEMA
     precedence: int = 100
 

@@ -77,8 +77,8 @@ SEARCHING: Final = re.compile(
 )
 """A search for dashboards by topic: other dashboards than the page's (search stays)."""
 FOLLOW_UP: Final = re.compile(
-    r"то же самое|тоже самое|то же для|так же для|the same|same for|same thing|do that for|"
-    r"ещё раз|еще раз|\bagain\b|снова",
+    r"то же самое|тоже самое|то же для|так же для|the same for|same for|same thing for|"
+    r"do that for|do the same",
     re.IGNORECASE,
 )
 """A message that repeats the previous request for something else: routed together with it."""

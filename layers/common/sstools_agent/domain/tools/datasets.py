@@ -189,8 +189,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
-                " role",
-                "роль ",
                 "allowed to",
                 "who can",
                 "кто может",
@@ -289,10 +287,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "sample values",
                 "sample rows",
                 "примеры значений",
-                "run it",
-                "execute it",
-                "выполни его",
-                "запусти его",
                 "select ",
                 "update ",
                 "delete ",
@@ -303,6 +297,12 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "запрос",
             ),
             args=ArgsRecipe.SQL_QUERY,
+            follow_up=(
+                "run it",
+                "execute it",
+                "выполни его",
+                "запусти его",
+            ),
             precedence=110,
         ),
     ),
