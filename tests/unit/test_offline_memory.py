@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from sstools_agent.agent.offline_answers import Focus, mentions, merged, narrowed
 from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.prefetch import PrefetchedObject
 from sstools_agent.agent.prompts import system_prompt
 from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
@@ -243,7 +244,24 @@ def test_a_write_after_a_list_takes_all_of_them_when_asked_for_all() -> None:
 
 
 def test_the_environment_the_message_names_wins_over_the_migrations_own_target() -> None:
-    reply = _reply(_page("migration", "1"), "запусти миграцию 6 в staging")
+    """On migration 1's page (its target staging), migration 6 (its own target prod) is run
+    where the message says."""
+    plan = {"migration": {"id": 1, "source_env_id": "ss-dev", "target_env_id": "staging"}}
+    page_summary = PrefetchedObject(
+        "get_migration_plan", {"migration_id": 1}, json.dumps(plan), elapsed_ms=1.0
+    )
+    listed = {
+        "total": 1,
+        "migrations": [{"id": 6, "status": "planned", "source_env_id": "staging",
+                        "target_env_id": "prod"}],
+    }  # fmt: skip
+    messages: list[BaseMessage] = [
+        SystemMessage(system_prompt(_page("migration", "1"), page_summary)),
+        *_exchange("какие миграции есть?", "list_migrations", {}, listed),
+        HumanMessage("запусти миграцию 6 в staging"),
+    ]
+
+    reply = OfflineChatModel(bound_tools=CATALOG.names).respond(messages)
 
     assert _calls(reply) == [("execute_migration", {"migration_id": 6, "target_env_id": "staging"})]
 
