@@ -11,7 +11,6 @@ Same run, same machine, same offline model answer (300 words, no tool):
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import time
 import uuid
@@ -23,9 +22,13 @@ import httpx
 from bench.bench_agent import DASHBOARD_10, LongAnswerModel
 from local.servers import serve
 from sstools_agent.agent.runtime import ChatAgent
-from sstools_agent.settings import Settings
-from tests.support.agent_stack import AgentStack, chat_app, sample_upstream, user_issuer
-from tests.support.aws import aws_subprocess_stack
+from tests.support.agent_stack import (
+    AgentStack,
+    NoAudit,
+    chat_app,
+    local_aws_and_upstream,
+    user_issuer,
+)
 
 WORDS = 300
 REPEATS = 5
@@ -68,62 +71,52 @@ async def one_http_turn(client: httpx.AsyncClient, url: str, token: str) -> tupl
 
 
 async def main() -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        os.environ.setdefault(name, "bench")
-    with aws_subprocess_stack() as (endpoint, _):
-        settings = Settings(aws_endpoint_url=endpoint)
-        with sample_upstream(settings) as upstream:
-            settings = settings.model_copy(update={"upstream_base_url": upstream.base_url})
-            stack = AgentStack(settings, upstream)
-            # One agent per process, as the chat function's factory keeps it.
-            app, _, shared_agent = chat_app(stack, LongAnswerModel(words=WORDS), _NoAudit())
-            token = user_issuer(settings).issue("bench", 3600, {"roles": ["analyst"]}).token
-            with serve(app, lifespan="on") as url:
-                local_first, local_rate = await in_process(stack, shared_agent)
-                async with httpx.AsyncClient(timeout=120) as client:
-                    serial = [await one_http_turn(client, url, token) for _ in range(REPEATS)]
-                    http_first = statistics.median(f for f, _ in serial)
-                    http_rate = statistics.median(r for _, r in serial)
-                    print(f"== One conversation: {WORDS}-word answer, median of {REPEATS} ==")
-                    print(
-                        f"  time to first event  in-process {local_first * 1000:7.1f} ms   "
-                        f"HTTP {http_first * 1000:7.1f} ms   ratio {http_first / local_first:5.2f}"
-                    )
-                    print(
-                        f"  tokens per second    in-process {local_rate:7.0f}      "
-                        f"HTTP {http_rate:7.0f}      ratio {local_rate / http_rate:5.2f} (slowdown)"
-                    )
-                    results = await asyncio.gather(
-                        *(one_http_turn(client, url, token) for _ in range(CONCURRENT)),
-                        return_exceptions=True,
-                    )
-            no_prefetch, _, _ = chat_app(
-                stack, LongAnswerModel(words=WORDS), _NoAudit(), prefetch_timeout_s=0
-            )
-            with serve(no_prefetch, lifespan="on") as plain_url:
-                async with httpx.AsyncClient(timeout=120) as client:
-                    plain = [await one_http_turn(client, plain_url, token) for _ in range(REPEATS)]
-            plain_first = statistics.median(f for f, _ in plain)
-            ok = [r for r in results if isinstance(r, tuple)]
-            firsts = sorted(f for f, _ in ok)
-            errors = len(results) - len(ok)
-            p95 = firsts[max(0, round(0.95 * len(firsts)) - 1)] if firsts else float("nan")
-            print(f"\n== {CONCURRENT} concurrent conversations through HTTP ==")
-            print(
-                f"  time to first event  p50 {statistics.median(firsts) * 1000:7.1f} ms   "
-                f"p95 {p95 * 1000:7.1f} ms   errors {errors}"
-            )
-            print("\n== Context prefetch: time to first event through HTTP, median of 5 ==")
-            cost = (http_first - plain_first) * 1000
-            print(
-                f"  with prefetch {http_first * 1000:7.1f} ms   "
-                f"without {plain_first * 1000:7.1f} ms   cost {cost:+6.1f} ms"
-            )
-
-
-class _NoAudit:
-    def emit(self, record: object) -> None:
-        """Nothing to audit in a benchmark."""
+    with local_aws_and_upstream("bench") as stack:
+        settings = stack.settings
+        # One agent per process, as the chat function's factory keeps it.
+        app, _, shared_agent = chat_app(stack, LongAnswerModel(words=WORDS), NoAudit())
+        token = user_issuer(settings).issue("bench", 3600, {"roles": ["analyst"]}).token
+        with serve(app, lifespan="on") as url:
+            local_first, local_rate = await in_process(stack, shared_agent)
+            async with httpx.AsyncClient(timeout=120) as client:
+                serial = [await one_http_turn(client, url, token) for _ in range(REPEATS)]
+                http_first = statistics.median(f for f, _ in serial)
+                http_rate = statistics.median(r for _, r in serial)
+                print(f"== One conversation: {WORDS}-word answer, median of {REPEATS} ==")
+                print(
+                    f"  time to first event  in-process {local_first * 1000:7.1f} ms   "
+                    f"HTTP {http_first * 1000:7.1f} ms   ratio {http_first / local_first:5.2f}"
+                )
+                print(
+                    f"  tokens per second    in-process {local_rate:7.0f}      "
+                    f"HTTP {http_rate:7.0f}      ratio {local_rate / http_rate:5.2f} (slowdown)"
+                )
+                results = await asyncio.gather(
+                    *(one_http_turn(client, url, token) for _ in range(CONCURRENT)),
+                    return_exceptions=True,
+                )
+        no_prefetch, _, _ = chat_app(
+            stack, LongAnswerModel(words=WORDS), NoAudit(), prefetch_timeout_s=0
+        )
+        with serve(no_prefetch, lifespan="on") as plain_url:
+            async with httpx.AsyncClient(timeout=120) as client:
+                plain = [await one_http_turn(client, plain_url, token) for _ in range(REPEATS)]
+        plain_first = statistics.median(f for f, _ in plain)
+        ok = [r for r in results if isinstance(r, tuple)]
+        firsts = sorted(f for f, _ in ok)
+        errors = len(results) - len(ok)
+        p95 = firsts[max(0, round(0.95 * len(firsts)) - 1)] if firsts else float("nan")
+        print(f"\n== {CONCURRENT} concurrent conversations through HTTP ==")
+        print(
+            f"  time to first event  p50 {statistics.median(firsts) * 1000:7.1f} ms   "
+            f"p95 {p95 * 1000:7.1f} ms   errors {errors}"
+        )
+        print("\n== Context prefetch: time to first event through HTTP, median of 5 ==")
+        cost = (http_first - plain_first) * 1000
+        print(
+            f"  with prefetch {http_first * 1000:7.1f} ms   "
+            f"without {plain_first * 1000:7.1f} ms   cost {cost:+6.1f} ms"
+        )
 
 
 if __name__ == "__main__":

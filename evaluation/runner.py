@@ -11,7 +11,6 @@ set), so the same run scores a real model when one is reachable.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -42,11 +41,11 @@ from sstools_agent.settings import Settings
 from sstools_agent.wiring.chat import build_chat
 from tests.support.agent_stack import (
     AgentStack,
+    NoAudit,
+    local_aws_and_upstream,
     minted_service_tokens,
-    sample_upstream,
     user_issuer,
 )
-from tests.support.aws import aws_subprocess_stack
 
 TURN_TIMEOUT_S = 120.0
 """A real model may take a while; the offline one answers in well under a second."""
@@ -58,11 +57,6 @@ class ScenarioRun:
 
     scenario: Scenario
     observed: tuple[Observed, ...]
-
-
-class _NoAudit:
-    def emit(self, record: object) -> None:
-        """An evaluation run audits nothing."""
 
 
 def answer_of(events: list[ChatEvent]) -> str:
@@ -185,7 +179,7 @@ def chat_function_app(settings: Settings) -> Any:
     parts swapped for a run without the REST API: service tokens are minted directly, and
     nothing is audited."""
     deps = replace(
-        build_chat(settings), audit=_NoAudit(), service_token=minted_service_tokens(settings)
+        build_chat(settings), audit=NoAudit(), service_token=minted_service_tokens(settings)
     )
     return create_chat_app(deps)
 
@@ -193,11 +187,8 @@ def chat_function_app(settings: Settings) -> Any:
 @contextmanager
 def local_stack() -> Iterator[ScenarioRunner]:
     """moto, the sample upstream and the chat function with the configured model, for one run."""
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        os.environ.setdefault(name, "eval")
-    with aws_subprocess_stack() as (endpoint, _):
-        settings = Settings(aws_endpoint_url=endpoint)
-        with sample_upstream(settings) as upstream:
-            settings = settings.model_copy(update={"upstream_base_url": upstream.base_url})
-            with serve(chat_function_app(settings), lifespan="on") as url:
-                yield ScenarioRunner(AgentStack(settings, upstream), url)
+    with (
+        local_aws_and_upstream("eval") as stack,
+        serve(chat_function_app(stack.settings), lifespan="on") as url,
+    ):
+        yield ScenarioRunner(stack, url)

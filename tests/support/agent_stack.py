@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -36,8 +37,30 @@ from sstools_agent.wiring.adapters import (
     user_verifier_from,
 )
 from sstools_agent.wiring.chat import build_chat, tool_policy_from
+from tests.support.aws import aws_subprocess_stack
 
 user_issuer = user_token_issuer_from
+
+
+class NoAudit:
+    """An audit sink that keeps nothing, for runs that measure or score, not audit."""
+
+    def emit(self, record: object) -> None:
+        """Nothing is kept."""
+
+
+@contextmanager
+def local_aws_and_upstream(credentials: str) -> Iterator[AgentStack]:
+    """moto in its own process with the template's resources and the sample upstream over
+    HTTP, for a run outside pytest (`make eval`, `make bench`); `credentials` fills the AWS
+    keys moto accepts when none are set."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        os.environ.setdefault(name, credentials)
+    with aws_subprocess_stack() as (endpoint, _):
+        settings = Settings(aws_endpoint_url=endpoint)
+        with sample_upstream(settings) as upstream:
+            settings = settings.model_copy(update={"upstream_base_url": upstream.base_url})
+            yield AgentStack(settings, upstream)
 
 
 @dataclass

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import re
 import uuid
@@ -135,24 +136,31 @@ _SOURCE_ENVIRONMENT: Final = re.compile(
     r"(?:\bfrom|\bс|\bсо|\bиз)\s+([a-zа-яё-]+)|([a-zа-яё-]+)\s+(?:version|верси)", re.IGNORECASE
 )
 _TABLE: Final = re.compile(r"\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\b")
-_BACK_REFERENCE: Final = re.compile(
-    r"\b(него|неё|нее|его|её|ее|них|их|ним|ней|нему|нём|ими|им|они|оно|она|он|тот|те|того|той|"
-    r"тех|эти|этих|этим|этими|it|its|them|they|their|those|these|that|one)\b",
-    re.IGNORECASE,
-)
 _THIS_QUERY: Final = re.compile(
     r"\b(?:этот|тот|этого|the|this|that)\s+(?:sql[- ])?(?:запрос\w*|query|statement|sql)\b",
     re.IGNORECASE,
 )
 """«этот запрос», "the query": the statement of the conversation, though «этот» points at pages."""
-_PLURAL_BACK_REFERENCE: Final = re.compile(
-    r"\b(них|их|ними|им|они|те|тех|эти|этих|этим|этими|все|оба|обе|them|they|their|those|these|"
-    r"all|both)\b",
-    re.IGNORECASE,
+_PLURAL_POINTERS: Final = (
+    *("них", "их", "ними", "ими", "им", "они", "те", "тех", "эти", "этих", "этим", "этими"),
+    *("them", "they", "their", "those", "these"),
 )
-"""The pointers that may mean several objects at once («задеплой их»)."""
-"""Words that point at what an earlier answer named («какие из них…», "format that query");
-«этот» / "this" point at the page's object, as the seed's «этот дашборд» does."""
+"""Pointers at several objects an earlier answer named («какие из них…», "deploy them")."""
+_SINGULAR_POINTERS: Final = (
+    *("него", "неё", "нее", "его", "её", "ее", "ним", "ней", "нему", "нём", "оно", "она", "он"),
+    *("тот", "того", "той", "it", "its", "that", "one"),
+)
+"""Pointers at one object an earlier answer named («покажи её план», "run it"); «этот» /
+"this" point at the page's object instead, as the seed's «этот дашборд» does."""
+
+
+def _words(words: Sequence[str]) -> re.Pattern[str]:
+    return re.compile(rf"\b(?:{'|'.join(map(re.escape, words))})\b", re.IGNORECASE)
+
+
+_BACK_REFERENCE: Final = _words((*_PLURAL_POINTERS, *_SINGULAR_POINTERS))
+_PLURAL_BACK_REFERENCE: Final = _words((*_PLURAL_POINTERS, "все", "оба", "обе", "all", "both"))
+"""What may take several objects at once for a write («задеплой их», "deploy all of them")."""
 _ORDINALS: Final = {
     r"\bперв(?:ый|ого|ому|ую|ой|ом|ая)\b": 0,
     r"\bfirst\b": 0,
@@ -250,6 +258,7 @@ class _Request:
         last_named: Mapping[str, list[Any]] | None = None,
         known: Mapping[tuple[str, int], dict[str, Any]] | None = None,
         exchanged: bool = False,
+        summary: Mapping[str, Any] | None = None,
     ) -> None:
         self.text = text
         self.recalled = recalled or {}
@@ -262,6 +271,8 @@ class _Request:
         is what the last one showed, not only the page's summary)."""
         self.known = known or {}
         """(kind, id) -> the entry, of the objects earlier results showed."""
+        self.summary = summary or {}
+        """The prompt's prefetched object summary block (tool, args, result), or {}."""
         self.page_object = page_object or {}
         """The page object's prefetched summary (the tool's result), when the prompt has one."""
         self.lower = text.lower()
@@ -566,12 +577,13 @@ def _more_specific(
     return chosen
 
 
-def _kinds_taken(args_model: type[BaseModel]) -> set[str]:
+@functools.cache
+def _kinds_taken(args_model: type[BaseModel]) -> frozenset[str]:
     """The kinds of object a tool's arguments name (`dashboard_id` -> dashboard; `sql`)."""
-    return {
+    return frozenset(
         name.removesuffix("_ids").removesuffix("_id") if name.endswith(("_id", "_ids")) else name
         for name in args_model.model_fields
-    }
+    )
 
 
 ArgsBuilder = Callable[[_Request], dict[str, Any] | None]
@@ -1002,7 +1014,7 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
     recalled, known = dict(last_named), described(page_object)
     exchanged = False
     calls = _calls(messages)
-    question = _Request("", page, page_object=page_object)
+    question = _Request("", page, page_object=page_object, summary=summary)
     for message in messages:
         if isinstance(message, HumanMessage):
             question = _Request(
@@ -1013,6 +1025,7 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
                 last_named=last_named,
                 known=dict(known),
                 exchanged=exchanged,
+                summary=summary,
             )
         elif isinstance(message, ToolMessage) and message.status != "error":
             args = calls.get(str(message.tool_call_id), ("", {}))[1]
@@ -1223,7 +1236,7 @@ class OfflineChatModel(BaseChatModel):
         request = _request(messages)
         if messages and isinstance(messages[-1], ToolMessage):
             return AIMessage(content=self._answer_from_tools(messages, request))
-        summary = _object_summary(messages)
+        summary = request.summary
         # What the user asks for, whatever this turn offers (as an LLM reads the request): the
         # action it names; else the answer to the model's last question («тогда в прод»); else,
         # on an object page, a vague question ("what's its status?") is about the page's object

@@ -141,9 +141,11 @@ class ArgsRecipe(StrEnum):
 
     FROM_SCHEMA reads the argument model's required fields (`*_id` from a number in the message or
     the page's object of that type, `*_ids` likewise as a list, `source_env_id` / `target_env_id`
-    from the page and the message, `sql` from the message, other text from a quoted phrase);
-    optional fields are left out. The others name a builder of `agent/offline_model.py`, for
-    arguments no schema rule can guess (a default commit message, a fixed database).
+    from the page and the message, `sql` from the message, other text from a quoted phrase); of
+    the optional fields only a `note` the message labels («пометка: …») and a `status` it names
+    that the field's pattern accepts are filled, the rest are left out. The others name a
+    builder of `agent/offline_model.py`, for arguments no schema rule can guess (a default
+    commit message, a fixed database).
     """
 
     FROM_SCHEMA = "from_schema"

@@ -52,6 +52,71 @@ class CreateDatasetArgs(ToolArgs):
     table_name: str = Field(min_length=1, max_length=128)
 
 
+_SUPERSET_EXPLORE_DATABASE_WORDS: Final = (
+    "датасет",
+    "dataset",
+    "колонк",
+    "column",
+    "схем",
+    "schema",
+    "зависим",
+    "depend",
+    "базы данных",
+)
+"""Words that both route to superset_explore_database and, offline, name its action."""
+
+_SUPERSET_FORMAT_SQL_WORDS: Final = (
+    "don't run",
+    "не выполняй",
+    "tidy",
+    "prettify",
+    "beautify",
+    "причеши",
+    "отформатир",
+    "format",
+    "pretty",
+    "читаем",
+)
+"""Words that both route to superset_format_sql and, offline, name its action."""
+
+_SUPERSET_AUDIT_PERMISSIONS_WORDS: Final = (
+    "allowed to",
+    "who can",
+    "кто может",
+    "права на",
+    "у кого есть",
+    "доступ",
+    "permission",
+    "access",
+    "кто видит",
+    "who can see",
+)
+"""Words that both route to superset_audit_permissions and, offline, name its action."""
+
+_SUPERSET_EXECUTE_SQL_WORDS: Final = (
+    "строк из",
+    "строки из",
+    "rows from",
+    "rows of",
+    "sample values",
+    "sample rows",
+    "примеры значений",
+    "запрос",
+)
+"""Words that both route to superset_execute_sql and, offline, name its action."""
+
+_SUPERSET_CREATE_DATASET_WORDS: Final = (
+    "register",
+    "зарегистрир",
+    "создай датасет",
+    "новый датасет",
+    "create dataset",
+    "create a dataset",
+    "new dataset",
+)
+"""Words that both route to superset_create_dataset and, offline, name its action."""
+
+
 TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="superset_explore_database",
@@ -71,18 +136,10 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
-                "датасет",
-                "dataset",
-                "колонк",
-                "column",
-                "схем",
-                "schema",
+                *_SUPERSET_EXPLORE_DATABASE_WORDS,
                 "таблиц",
                 "table",
-                "зависим",
-                "depend",
                 "база данных",
-                "базы данных",
                 "database",
                 "поля",
                 "fields",
@@ -97,18 +154,10 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         describes=PageReader(ObjectType.DATASET, "dataset_id"),
         offline=OfflineChoice(
             strong=(
-                "датасет",
-                "dataset",
+                *_SUPERSET_EXPLORE_DATABASE_WORDS,
                 "маппинг",
                 "mapping",
-                "колонк",
-                "column",
-                "зависим",
-                "depend",
-                "схем",
-                "schema",
                 "баз данных",
-                "базы данных",
                 "databases",
             ),
             weak=(
@@ -135,18 +184,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
-                "don't run",
-                "не выполняй",
-                "tidy",
-                "prettify",
-                "beautify",
-                "причеши",
-                "отформатир",
+                *_SUPERSET_FORMAT_SQL_WORDS,
                 "форматир",
-                "format",
                 "beautif",
-                "pretty",
-                "читаем",
             ),
             examples=(
                 "отформатируй этот sql",
@@ -157,19 +197,10 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
-                "pretty",
-                "don't run",
+                *_SUPERSET_FORMAT_SQL_WORDS,
                 "do not run",
-                "не выполняй",
                 "не запускай",
-                "читаем",
-                "tidy",
-                "prettify",
-                "beautify",
                 "приведи в порядок",
-                "причеши",
-                "отформатир",
-                "format",
             ),
             precedence=100,
         ),
@@ -189,17 +220,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
-                "allowed to",
-                "who can",
-                "кто может",
-                "права на",
-                "у кого есть",
+                *_SUPERSET_AUDIT_PERMISSIONS_WORDS,
                 "прав",
-                "доступ",
-                "permission",
-                "access",
-                "кто видит",
-                "who can see",
                 "роль",
                 "role",
                 "видимост",
@@ -213,20 +235,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
+                *_SUPERSET_AUDIT_PERMISSIONS_WORDS,
                 " role",
                 "роль ",
-                "allowed to",
-                "who can",
-                "кто может",
-                "права на",
-                "у кого есть",
                 "прав доступ",
-                "доступ",
-                "permission",
-                "access",
-                "who can see",
                 "who can access",
-                "кто видит",
                 "кто имеет доступ",
             ),
             args=ArgsRecipe.DATASET_SCOPE,
@@ -249,18 +262,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
-                "строк из",
-                "строки из",
-                "rows from",
-                "rows of",
-                "sample values",
-                "sample rows",
-                "примеры значений",
+                *_SUPERSET_EXECUTE_SQL_WORDS,
                 "run it",
                 "execute it",
                 "select",
                 "sql",
-                "запрос",
                 "query",
                 "посчитай",
                 "count",
@@ -280,13 +286,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
-                "строк из",
-                "строки из",
-                "rows from",
-                "rows of",
-                "sample values",
-                "sample rows",
-                "примеры значений",
+                *_SUPERSET_EXECUTE_SQL_WORDS,
                 "select ",
                 "update ",
                 "delete ",
@@ -294,7 +294,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "выполни sql",
                 "run sql",
                 "execute sql",
-                "запрос",
             ),
             args=ArgsRecipe.SQL_QUERY,
             follow_up=(
@@ -321,14 +320,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("будет создан датасет {schema_name}.{table_name}"),
         routing=Routing(
             keywords=(
-                "register",
-                "зарегистрир",
-                "создай датасет",
+                *_SUPERSET_CREATE_DATASET_WORDS,
                 "создать датасет",
-                "новый датасет",
-                "create dataset",
-                "create a dataset",
-                "new dataset",
                 "заведи датасет",
             ),
             examples=(
@@ -340,14 +333,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
-                "register",
-                "зарегистрир",
-                "new dataset",
+                *_SUPERSET_CREATE_DATASET_WORDS,
                 "a dataset for",
-                "создай датасет",
-                "create dataset",
-                "новый датасет",
-                "create a dataset",
                 "создай новый датасет",
                 "dataset from the table",
                 "датасет из таблиц",

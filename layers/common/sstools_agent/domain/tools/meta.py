@@ -18,6 +18,17 @@ from sstools_agent.domain.tools.arguments import (
     NoArgs,
 )
 
+_SHOW_CAPABILITIES_WORDS: Final = (
+    "что ты умеешь",
+    "что умеешь",
+    "help",
+    "capabilit",
+    "возможност",
+    "what can you",
+)
+"""Words that both route to show_capabilities and, offline, name its action."""
+
+
 TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="show_capabilities",
@@ -30,14 +41,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         affinity=EVERY_OBJECT,
         routing=Routing(
             keywords=(
-                "что ты умеешь",
-                "что умеешь",
+                *_SHOW_CAPABILITIES_WORDS,
                 "помощ",
                 "помоги",
-                "help",
-                "capabilit",
-                "возможност",
-                "what can you",
                 "what do you do",
                 "команды",
                 "commands",
@@ -50,13 +56,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.CAPABILITIES}),
         offline=OfflineChoice(
             strong=(
-                "что ты умеешь",
-                "что умеешь",
+                *_SHOW_CAPABILITIES_WORDS,
                 "помощь",
-                "help",
-                "capabilit",
-                "возможност",
-                "what can you",
             ),
             precedence=0,
         ),

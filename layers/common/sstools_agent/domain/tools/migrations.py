@@ -40,6 +40,34 @@ class ListMigrationsArgs(ToolArgs):
     limit: int = Field(default=20, ge=1, le=200)
 
 
+_EXECUTE_MIGRATION_WORDS: Final = (
+    "запускай",
+    "run number",
+    "kick off",
+    "launch",
+    "rerun",
+    "re-run",
+    "выполни миграц",
+    "запусти миграц",
+    "run migration",
+    "run the migration",
+    "execute migration",
+    "execute the migration",
+)
+"""Words that both route to execute_migration and, offline, name its action."""
+
+_LIST_MIGRATIONS_WORDS: Final = (
+    "переносы",
+    "переносов",
+    "planned ones",
+    "failed ones",
+    "running ones",
+    "запланированные",
+    "упавшие",
+)
+"""Words that both route to list_migrations and, offline, name its action."""
+
+
 TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="execute_migration",
@@ -57,22 +85,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("миграция {migration_id} изменит объекты в окружении {env}"),
         routing=Routing(
             keywords=(
-                "запускай",
+                *_EXECUTE_MIGRATION_WORDS,
                 "kick it off",
-                "run number",
                 "run it",
-                "kick off",
-                "launch",
                 "перезапуст",
-                "rerun",
-                "re-run",
-                "выполни миграц",
-                "запусти миграц",
                 "примени миграц",
-                "run migration",
-                "run the migration",
-                "execute migration",
-                "execute the migration",
                 "apply migration",
                 "apply the migration",
                 "start the migration",
@@ -86,24 +103,13 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
-                "запускай",
-                "run number",
+                *_EXECUTE_MIGRATION_WORDS,
                 "запусти номер",
                 "перезапусти миграц",
-                "kick off",
-                "launch",
-                "rerun",
-                "re-run",
-                "выполни миграц",
-                "запусти миграц",
-                "run migration",
-                "execute migration",
                 "запусти эту миграц",
                 "выполни эту миграц",
                 "execute this migration",
                 "run this migration",
-                "execute the migration",
-                "run the migration",
             ),
             follow_up=(
                 "run it",
@@ -134,13 +140,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         may_retry=True,
         routing=Routing(
             keywords=(
-                "переносы",
-                "переносов",
-                "planned ones",
-                "failed ones",
-                "running ones",
-                "запланированные",
-                "упавшие",
+                *_LIST_MIGRATIONS_WORDS,
                 "миграци",
                 "migration",
             ),
@@ -153,13 +153,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         offline=OfflineChoice(
             strong=(
-                "переносы",
-                "переносов",
-                "planned ones",
-                "failed ones",
-                "running ones",
-                "запланированные",
-                "упавшие",
+                *_LIST_MIGRATIONS_WORDS,
                 "выполняющиеся",
                 "миграций",
                 "какие миграц",

@@ -43,6 +43,41 @@ class EndMaintenanceArgs(ToolArgs):
     event_id: ObjectId
 
 
+_RUN_BACKUP_WORDS: Final = (
+    "бэкап",
+    "бекап",
+    "резервн",
+    "backup",
+    "back up",
+)
+"""Words that both route to run_backup and, offline, name its action."""
+
+_START_MAINTENANCE_WORDS: Final = (
+    "minute maintenance",
+    "minute window",
+    "into maintenance",
+    "начни обслуж",
+    "включи обслуж",
+    "режим обслуж",
+    "переведи в обслуж",
+    "start maintenance",
+)
+"""Words that both route to start_maintenance and, offline, name its action."""
+
+_END_MAINTENANCE_WORDS: Final = (
+    "сними с обслуж",
+    "выведи из обслуж",
+    "close the window",
+    "заверши обслуж",
+    "выключи обслуж",
+    "закончи обслуж",
+    "end maintenance",
+    "stop maintenance",
+    "finish maintenance",
+)
+"""Words that both route to end_maintenance and, offline, name its action."""
+
+
 TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="list_environments",
@@ -141,11 +176,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("будет создана резервная копия окружения {env}"),
         routing=Routing(
             keywords=(
-                "бэкап",
-                "бекап",
-                "резервн",
-                "backup",
-                "back up",
+                *_RUN_BACKUP_WORDS,
                 "снапшот",
                 "snapshot",
             ),
@@ -157,13 +188,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         offline=OfflineChoice(
-            strong=(
-                "бэкап",
-                "бекап",
-                "резервн",
-                "backup",
-                "back up",
-            ),
+            strong=(*_RUN_BACKUP_WORDS,),
             precedence=160,
         ),
     ),
@@ -228,16 +253,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         routing=Routing(
             keywords=(
-                "minute maintenance",
-                "minute window",
-                "into maintenance",
+                *_START_MAINTENANCE_WORDS,
                 "maintenance window",
                 "техработ",
-                "начни обслуж",
-                "включи обслуж",
-                "режим обслуж",
-                "переведи в обслуж",
-                "start maintenance",
                 "enable maintenance",
                 "begin maintenance",
                 "put into maintenance",
@@ -253,23 +271,16 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.MAINTENANCE}),
         offline=OfflineChoice(
             strong=(
+                *_START_MAINTENANCE_WORDS,
                 "start a maintenance",
-                "minute maintenance",
                 "минутное обслуж",
-                "minute window",
                 "минутное окно",
-                "into maintenance",
                 "put prod into",
                 "в режим обслуж",
-                "переведи в обслуж",
                 "open a maintenance",
                 "открой окно обслуж",
                 "начни техработ",
                 "schedule maintenance",
-                "начни обслуж",
-                "включи обслуж",
-                "режим обслуж",
-                "start maintenance",
             ),
             args=ArgsRecipe.MAINTENANCE_WINDOW,
             precedence=170,
@@ -289,19 +300,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact("окружение {env} выйдет из режима обслуживания"),
         routing=Routing(
             keywords=(
-                "сними с обслуж",
-                "выведи из обслуж",
-                "close the window",
+                *_END_MAINTENANCE_WORDS,
                 "заканчивай",
                 "end it",
                 "close it",
-                "заверши обслуж",
-                "выключи обслуж",
-                "закончи обслуж",
                 "останови обслуж",
-                "end maintenance",
-                "stop maintenance",
-                "finish maintenance",
                 "disable maintenance",
                 "exit maintenance",
             ),
@@ -315,25 +318,17 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         intents=frozenset({IntentTag.MAINTENANCE}),
         offline=OfflineChoice(
             strong=(
-                "сними с обслуж",
+                *_END_MAINTENANCE_WORDS,
                 "сними окружение с обслуж",
-                "выведи из обслуж",
-                "close the window",
                 "close the maintenance window",
                 "заканчивай обслуж",
                 "заканчивай техработ",
-                "stop maintenance",
-                "finish maintenance",
                 "end the maintenance",
                 "close the maintenance",
                 "закрой обслуж",
-                "закончи обслуж",
                 "закрой окно",
                 "заверши техработ",
                 "закончи техработ",
-                "заверши обслуж",
-                "выключи обслуж",
-                "end maintenance",
             ),
             args=ArgsRecipe.MAINTENANCE_EVENT,
             follow_up=(
