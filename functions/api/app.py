@@ -13,7 +13,7 @@ from fastapi import Depends, FastAPI
 from sstools_agent.http.errors import install_error_handlers, single_values
 from sstools_agent.http.refusals import install_refusals
 from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps
-from sstools_agent.rest.routes import conversations, identity
+from sstools_agent.rest.routes import conversations, environments, identity
 
 observability = API_OBSERVABILITY
 logger, metrics, tracer = observability.logger, observability.metrics, observability.tracer
@@ -33,5 +33,6 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.state.api = deps
     app.middleware("http")(observability.request_log())
     app.include_router(conversations.router)
+    app.include_router(environments.router)
     app.include_router(identity.router)
     return app

@@ -243,10 +243,22 @@ def test_every_user_endpoint_requires_the_user_jwt(origin: Origin, authorization
         origin.append(some_id, headers, "key-0000001", "hi"),
         origin.delete(f"/api/assistant/conversations/{some_id}", headers),
         origin.get(f"/api/agent/conversations/{some_id}/active", headers),
+        origin.get("/api/assistant/environments", headers),
     ]
     for response in answers:
         assert response.status_code == 401, response.request.url
         assert response.json()["code"] == "UNAUTHORIZED"
+
+
+def test_the_environments_are_the_ones_the_chat_accepts_in_a_page_context(origin: Origin):
+    # Given the deployment's environments (the chat validates envId against the same registry)
+    known = origin.stack.settings.environments()
+    # When the page asks for its selector's options
+    response = origin.get("/api/assistant/environments", origin.user("analyst"))
+    # Then it gets them in declaration order, each with its tier
+    assert response.status_code == 200
+    assert response.json() == {"items": [{"id": e.env_id, "tier": e.tier} for e in known]}
+    assert [item["id"] for item in response.json()["items"]] == ["ss-dev", "staging", "prod"]
 
 
 # --- History, as the chat stored it ---------------------------------------------------------

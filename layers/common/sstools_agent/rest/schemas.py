@@ -12,6 +12,7 @@ from sstools_agent.domain.conversations import (
     StoredMessage,
 )
 from sstools_agent.domain.cursors import MAX_CURSOR_CHARS
+from sstools_agent.domain.environments import EnvironmentTier
 
 IDEMPOTENCY_KEY_PATTERN: Final = r"^[A-Za-z0-9_.:-]{8,128}$"
 TOOL_CALL_ID_PATTERN: Final = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -177,3 +178,16 @@ class ServiceTokenResponse(BaseModel):
 
 class Jwks(BaseModel):
     keys: list[dict[str, Any]] = Field(description="RS256 public keys (RFC 7517)")
+
+
+class EnvironmentItem(BaseModel):
+    """One environment the page's selector offers: its id and how much is at stake in it."""
+
+    id: str
+    tier: EnvironmentTier
+
+
+class EnvironmentList(BaseModel):
+    """The deployment's environments (`KNOWN_ENVIRONMENTS`), in declaration order."""
+
+    items: list[EnvironmentItem]
