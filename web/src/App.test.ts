@@ -1,0 +1,211 @@
+import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import App from "./App.svelte";
+
+const enc = new TextEncoder();
+const sse = (id: string, metadata: Record<string, unknown>, content = "") =>
+  `id: ${id}\ndata: ${JSON.stringify({ role: "assistant", content, metadata })}\n\n`;
+
+function stream(chunks: string[]): Response {
+  const queue = [...chunks];
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const chunk = queue.shift();
+        if (chunk === undefined) controller.close();
+        else controller.enqueue(enc.encode(chunk));
+      },
+    }),
+    { status: 200, headers: { "Content-Type": "text/event-stream" } },
+  );
+}
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+
+const chatBodies: Record<string, unknown>[] = [];
+let chatResponses: Array<() => Response> = [];
+
+beforeEach(() => {
+  chatBodies.length = 0;
+  localStorage.setItem("ss-tools.auth.token", "jwt");
+  window.history.replaceState(
+    null,
+    "",
+    "/agent/?objectType=dashboard&objectId=10&objectName=Sales&envId=ss-dev",
+  );
+  vi.stubGlobal(
+    "fetch",
+    vi.fn(async (input: string, init: RequestInit = {}) => {
+      const url = String(input);
+      if (url.includes("config.json")) return new Response("", { status: 404 });
+      if (url.startsWith("/api/assistant/environments"))
+        return json(200, {
+          items: [
+            { id: "ss-dev", tier: "dev" },
+            { id: "prod", tier: "prod" },
+          ],
+        });
+      if (url.startsWith("/api/assistant/conversations"))
+        return json(200, { items: [], next_cursor: null });
+      if (url.startsWith("/api/agent/conversations/"))
+        return json(200, { active: false, pending_confirmation_id: null });
+      if (url === "/api/agent/chat") {
+        chatBodies.push(JSON.parse(String(init.body)));
+        const next = chatResponses.shift();
+        if (!next) throw new Error("unexpected chat call");
+        return next();
+      }
+      throw new Error(`unexpected ${url}`);
+    }),
+  );
+});
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+  localStorage.clear();
+});
+
+describe("App", () => {
+  it("shows the context, streams an answer and a confirmation card, and confirms it", async () => {
+    chatResponses = [
+      () =>
+        stream([
+          sse("c1:2", { type: "stream_token", token: "Готовлю " }),
+          sse("c1:3", { type: "stream_token", token: "<script>x</script>" }),
+          sse("c1:4", {
+            type: "confirm_required",
+            prompt: "Изменения в dev-окружении ss-dev",
+            thread_id: "t",
+            tool_call_id: "call-1",
+            interrupt_id: "i",
+            confirmation_id: "conf-1",
+            expires_at: new Date(Date.now() + 60_000).toISOString(),
+            input: { id: 10 },
+            decision: {
+              tool: "update_dashboard",
+              operation: "write",
+              risk: "guarded",
+              tone: "info",
+              label: "изменение",
+              environment: "ss-dev",
+              environment_tier: "dev",
+              badge: "DEV",
+              impact: "1 дашборд будет изменён",
+              permission: {
+                allowed: true,
+                user_role: "admin",
+                required_role: "engineer",
+                reason: "",
+              },
+              requires_confirmation: true,
+              prompt: "Изменения в dev-окружении ss-dev",
+            },
+          }),
+          sse("c1:5", {
+            type: "stream_end",
+            conversation_id: "c1",
+            user_message_id: "u",
+            assistant_message_id: "a",
+          }),
+        ]),
+      () =>
+        stream([
+          sse("c1:7", { type: "confirm_resolved", result: "confirmed" }),
+          sse("c1:8", {}, "Готово."),
+          sse("c1:9", {
+            type: "stream_end",
+            conversation_id: "c1",
+            user_message_id: null,
+            assistant_message_id: "b",
+          }),
+        ]),
+    ];
+    render(App);
+    await waitFor(() => expect(window.__agentPage?.ready).toBe(true));
+    const banner = screen.getByTestId("context-banner");
+    expect(banner.textContent).toContain("Дашборд");
+    expect(banner.textContent).toContain("Sales");
+    await waitFor(() =>
+      expect((screen.getByTestId("env-select") as HTMLSelectElement).value).toBe("ss-dev"),
+    );
+
+    const composer = screen.getByTestId("composer");
+    await fireEvent.input(composer, { target: { value: "обнови дашборд" } });
+    await fireEvent.keyDown(composer, { key: "Enter" });
+
+    await waitFor(() => expect(screen.getByTestId("confirm-card")).toBeTruthy());
+    expect(screen.getByTestId("message-user").textContent).toBe("обнови дашборд");
+    const assistant = screen.getByTestId("message-assistant");
+    expect(assistant.textContent).toContain("Готовлю <script>x</script>");
+    expect(assistant.querySelector("script")).toBeNull();
+    expect(chatBodies[0]).toMatchObject({
+      message: "обнови дашборд",
+      ui_context: { objectId: "10", envId: "ss-dev" },
+    });
+    expect(window.location.hash).toBe("#c=c1");
+
+    await fireEvent.click(screen.getByTestId("confirm-accept"));
+    await waitFor(() => expect(screen.getByTestId("confirm-card").dataset.state).toBe("confirmed"));
+    expect(chatBodies[1]).toEqual({
+      conversation_id: "c1",
+      action: "confirm",
+      confirmation_id: "conf-1",
+      ui_context: expect.objectContaining({ envId: "ss-dev" }),
+    });
+    await waitFor(() =>
+      expect(screen.getAllByTestId("message-assistant").at(-1)?.textContent).toContain("Готово."),
+    );
+    expect(performance.getEntriesByName("confirm-received:conf-1")).toHaveLength(1);
+  });
+
+  it("shows a 409 from the chat as an error card", async () => {
+    chatResponses = [() => json(409, { code: "CONVERSATION_BUSY", detail: "другая вкладка" })];
+    render(App);
+    await waitFor(() => expect(window.__agentPage?.ready).toBe(true));
+    const composer = screen.getByTestId("composer");
+    await fireEvent.input(composer, { target: { value: "привет" } });
+    await fireEvent.click(screen.getByTestId("send"));
+    await waitFor(() =>
+      expect(screen.getByTestId("error-card").dataset.code).toBe("CONVERSATION_BUSY"),
+    );
+    expect(screen.getByTestId("error-card").textContent).toContain(
+      "Разговор отвечает в другой вкладке",
+    );
+    expect(screen.queryByTestId("error-retry")).toBeNull();
+  });
+
+  it("offers «Повторить» for LLM_UNAVAILABLE", async () => {
+    chatResponses = [
+      () =>
+        stream([
+          sse("c2:2", { type: "error", code: "LLM_UNAVAILABLE", detail: "модель не ответила" }),
+          sse("c2:3", {
+            type: "stream_end",
+            conversation_id: "c2",
+            user_message_id: "u",
+            assistant_message_id: "a",
+          }),
+        ]),
+      () =>
+        stream([
+          sse("c2:5", {}, "Теперь ответ."),
+          sse("c2:6", {
+            type: "stream_end",
+            conversation_id: "c2",
+            user_message_id: "u",
+            assistant_message_id: "a",
+          }),
+        ]),
+    ];
+    render(App);
+    await waitFor(() => expect(window.__agentPage?.ready).toBe(true));
+    await fireEvent.input(screen.getByTestId("composer"), { target: { value: "вопрос" } });
+    await fireEvent.click(screen.getByTestId("send"));
+    await waitFor(() =>
+      expect(screen.getByTestId("error-card").textContent).toContain("Модель недоступна"),
+    );
+    await fireEvent.click(screen.getByTestId("error-retry"));
+    await waitFor(() => expect(screen.getByText("Теперь ответ.")).toBeTruthy());
+    expect(chatBodies[1]).toMatchObject({ message: "вопрос", conversation_id: "c2" });
+  });
+});

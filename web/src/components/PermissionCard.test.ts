@@ -1,0 +1,32 @@
+import { fireEvent, render, screen } from "@testing-library/svelte";
+import { describe, expect, it, vi } from "vitest";
+import PermissionCard from "./PermissionCard.svelte";
+
+describe("PermissionCard", () => {
+  it("says «Недостаточно прав», names the role, and offers only «Закрыть»", async () => {
+    const onDismiss = vi.fn();
+    render(PermissionCard, {
+      props: {
+        item: {
+          kind: "permission",
+          key: "p1",
+          tool: "deploy_dashboard",
+          requiredRole: "admin",
+          text: "Недостаточно прав: deploy_dashboard требует роль admin.",
+          dismissed: false,
+        },
+        onDismiss,
+      },
+    });
+    const el = screen.getByTestId("permission-card");
+    expect(el.getAttribute("role")).toBe("group");
+    expect(el.textContent).toContain("Недостаточно прав");
+    expect(screen.getByTestId("permission-role").textContent).toBe("Требуется роль: admin");
+    expect(screen.queryByTestId("confirm-accept")).toBeNull();
+    const buttons = el.querySelectorAll("button");
+    expect(buttons).toHaveLength(1);
+    expect(buttons[0].textContent?.trim()).toBe("Закрыть");
+    await fireEvent.click(screen.getByTestId("permission-dismiss"));
+    expect(onDismiss).toHaveBeenCalledOnce();
+  });
+});

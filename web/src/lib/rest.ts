@@ -1,0 +1,181 @@
+/** The REST API the page reads (docs/rest-api.md); every call carries the bearer token. */
+import type { TokenSource } from "./auth";
+import { ChatHttpError, httpErrorFrom } from "./errors";
+import type { ChatMessage, GuardrailDecision } from "./events";
+import type { UIContext } from "./uiContext";
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  created_at: string;
+  updated_at?: string;
+  is_archived?: boolean;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface HistoryToolCall {
+  tool: string;
+  input?: Record<string, unknown>;
+  status: "tool_end" | "tool_error" | "permission_denied" | string;
+  output?: unknown;
+  error?: string;
+  code?: string;
+  required_role?: string | null;
+  tool_call_id?: string;
+  output_ref?: string | null;
+  output_bytes?: number;
+  truncated?: boolean;
+}
+
+/** A stored card (`confirm_required`) or its outcome (`confirm_resolved`). */
+export interface HistoryConfirmation {
+  type?: string;
+  confirmation_id?: string | null;
+  tool_call_id?: string;
+  prompt?: string;
+  decision?: GuardrailDecision;
+  input?: Record<string, unknown>;
+  expires_at?: string | null;
+  result?: string;
+  metadata?: ChatMessage["metadata"];
+  [key: string]: unknown;
+}
+
+export interface HistoryMessage {
+  id: string;
+  role: "user" | "assistant" | string;
+  content: string;
+  created_at: string;
+  seq: number;
+  tool_calls?: HistoryToolCall[] | null;
+  confirmations?: HistoryConfirmation[] | null;
+  ui_context?: UIContext | null;
+  status?: string | null;
+}
+
+export interface HistoryPage extends Page<HistoryMessage> {
+  conversation_id: string;
+  is_archived: boolean;
+}
+
+export interface ActiveState {
+  conversation_id: string;
+  active: boolean;
+  since: string | null;
+  lease_until: string | null;
+  pending_confirmation_id: string | null;
+}
+
+export interface EnvironmentItem {
+  id: string;
+  tier: "dev" | "staging" | "prod" | string;
+}
+
+export interface RestOptions {
+  getToken: TokenSource;
+  fetch?: typeof fetch;
+}
+
+type Query = Record<string, string | number | null | undefined>;
+
+function queryString(query: Query): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== null && value !== undefined && value !== "") params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+export class RestClient {
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(
+    readonly origin: string,
+    private readonly options: RestOptions,
+  ) {
+    const impl = options.fetch;
+    this.fetchImpl = impl ? (...args) => impl(...args) : (...args) => fetch(...args);
+  }
+
+  /** Any same-origin API path (e.g. a tool output's `output_ref`), as JSON. */
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    if (!path.startsWith("/") || path.startsWith("//")) {
+      throw new ChatHttpError(0, "VALIDATION_ERROR", `not a same-origin path: ${path}`);
+    }
+    const token = await this.options.getToken();
+    if (!token) throw new ChatHttpError(401, "UNAUTHORIZED", "Нет токена входа");
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${token}`,
+      Accept: "application/json",
+    };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const response = await this.fetchImpl(this.origin.replace(/\/+$/, "") + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store",
+    });
+    if (!response.ok) throw await httpErrorFrom(response);
+    const text = await response.text();
+    return (text ? JSON.parse(text) : null) as T;
+  }
+
+  listConversations(
+    params: { limit?: number; cursor?: string | null; q?: string | null } = {},
+  ): Promise<Page<ConversationSummary>> {
+    return this.request("GET", `/api/assistant/conversations${queryString(params)}`);
+  }
+
+  createConversation(
+    body: { title?: string; ui_context?: UIContext | null } = {},
+  ): Promise<{ id: string; title: string; created_at: string }> {
+    const payload: Record<string, unknown> = {};
+    if (body.title) payload.title = body.title;
+    if (body.ui_context) payload.ui_context = body.ui_context;
+    return this.request("POST", "/api/assistant/conversations", payload);
+  }
+
+  history(
+    conversationId: string,
+    params: { limit?: number; cursor?: string | null } = {},
+  ): Promise<HistoryPage> {
+    return this.request(
+      "GET",
+      `/api/assistant/history${queryString({ conversation_id: conversationId, ...params })}`,
+    );
+  }
+
+  deleteConversation(conversationId: string): Promise<{ id: string; is_archived: boolean }> {
+    return this.request(
+      "DELETE",
+      `/api/assistant/conversations/${encodeURIComponent(conversationId)}`,
+    );
+  }
+
+  active(conversationId: string): Promise<ActiveState> {
+    return this.request(
+      "GET",
+      `/api/agent/conversations/${encodeURIComponent(conversationId)}/active`,
+    );
+  }
+
+  environments(): Promise<{ items: EnvironmentItem[] }> {
+    return this.request("GET", "/api/assistant/environments");
+  }
+
+  toolOutput(conversationId: string, toolCallId: string): Promise<unknown> {
+    return this.request(
+      "GET",
+      `/api/assistant/conversations/${encodeURIComponent(conversationId)}/tool-outputs/${encodeURIComponent(toolCallId)}`,
+    );
+  }
+}
+
+export function restClient(origin: string, options: RestOptions): RestClient {
+  return new RestClient(origin, options);
+}

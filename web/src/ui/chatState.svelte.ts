@@ -1,0 +1,364 @@
+/** The conversation as the page shows it: user messages, assistant text and the cards. */
+import type { ConfirmationResult, ConfirmRequiredMetadata } from "../lib/generated/chat-events";
+import {
+  isConfirmRequired,
+  isConfirmResolved,
+  isErrorEvent,
+  isPermissionDenied,
+  isStreamToken,
+  isText,
+  isToolEnd,
+  isToolError,
+  isToolStart,
+  type ChatMessage,
+  type GuardrailDecision,
+} from "../lib/events";
+import type { HistoryConfirmation, HistoryMessage } from "../lib/rest";
+
+export type ToolState = "running" | "done" | "error";
+export type ConfirmState = "pending" | ConfirmationResult;
+
+export interface UserItem {
+  kind: "user";
+  key: string;
+  text: string;
+}
+export interface AssistantItem {
+  kind: "assistant";
+  key: string;
+  text: string;
+  interrupted?: boolean;
+}
+export interface ToolItem {
+  kind: "tool";
+  key: string;
+  toolCallId: string | null;
+  tool: string;
+  input: unknown;
+  state: ToolState;
+  output?: unknown;
+  hasOutput: boolean;
+  error?: string;
+  code?: string;
+  outputRef?: string | null;
+  outputBytes?: number;
+  truncated?: boolean;
+}
+export interface ConfirmItem {
+  kind: "confirm";
+  key: string;
+  confirmationId: string | null;
+  toolCallId: string | null;
+  prompt: string;
+  decision: GuardrailDecision | null;
+  input: unknown;
+  expiresAt: string | null;
+  state: ConfirmState;
+  /** A decision was sent (buttons disabled until the answer). */
+  sending: boolean;
+}
+export interface PermissionItem {
+  kind: "permission";
+  key: string;
+  tool: string;
+  requiredRole: string | null;
+  text: string;
+  dismissed: boolean;
+}
+export interface ErrorItem {
+  kind: "error";
+  key: string;
+  code: string;
+  detail: string;
+  status?: number;
+  retry: boolean;
+}
+
+export type Item = UserItem | AssistantItem | ToolItem | ConfirmItem | PermissionItem | ErrorItem;
+
+export const RETRYABLE_CODES = new Set(["LLM_UNAVAILABLE", "TOOL_FAILURE", "SERVER_UNREACHABLE"]);
+
+let counter = 0;
+const nextKey = (prefix: string) => `${prefix}-${++counter}`;
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
+}
+
+export class ChatState {
+  items = $state<Item[]>([]);
+  /** A turn's text continues the last assistant item; a card or a new turn starts another. */
+  private openText: AssistantItem | null = null;
+
+  clear(): void {
+    this.items = [];
+    this.openText = null;
+  }
+
+  /** The proxied item just pushed (mutations through it are reactive). */
+  private push<T extends Item>(item: T): T {
+    this.items.push(item);
+    return this.items[this.items.length - 1] as T;
+  }
+
+  addUser(text: string): UserItem {
+    this.openText = null;
+    return this.push({ kind: "user", key: nextKey("u"), text });
+  }
+
+  addError(code: string, detail: string, status?: number): ErrorItem {
+    this.openText = null;
+    const last = this.items[this.items.length - 1];
+    // One outage is one card: a second failure of the same kind in a row (the sidebar's list and
+    // the message, say) replaces the card rather than stacking another.
+    if (last?.kind === "error" && last.code === code) this.items.pop();
+    return this.push({
+      kind: "error",
+      key: nextKey("e"),
+      code,
+      detail,
+      status,
+      retry: RETRYABLE_CODES.has(code),
+    });
+  }
+
+  /** Takes an item out of the chat (an error card its retry replaces). */
+  remove(key: string): void {
+    const index = this.items.findIndex((item) => item.key === key);
+    if (index >= 0) this.items.splice(index, 1);
+  }
+
+  /** Starts a new turn: the next text is a new assistant message. */
+  endTurn(): void {
+    this.openText = null;
+  }
+
+  private appendText(text: string, separate: boolean): AssistantItem {
+    if (this.openText === null) {
+      this.openText = this.push({ kind: "assistant", key: nextKey("a"), text: "" });
+    }
+    const item = this.openText;
+    if (separate && item.text !== "") {
+      item.text += /\s$/.test(item.text) ? "\n" : "\n\n";
+    }
+    item.text += text;
+    return item;
+  }
+
+  private tool(toolCallId: string | null, tool: string): ToolItem | undefined {
+    for (let i = this.items.length - 1; i >= 0; i -= 1) {
+      const item = this.items[i];
+      if (item.kind !== "tool") continue;
+      if (toolCallId !== null && item.toolCallId === toolCallId) return item;
+      if (toolCallId === null && item.tool === tool && item.state === "running") return item;
+    }
+    return undefined;
+  }
+
+  confirmById(confirmationId: string | null): ConfirmItem | undefined {
+    return this.items.find(
+      (item): item is ConfirmItem =>
+        item.kind === "confirm" &&
+        confirmationId !== null &&
+        item.confirmationId === confirmationId,
+    );
+  }
+
+  /** The card a `confirm_resolved` answers: the last one still pending. */
+  lastPendingConfirm(): ConfirmItem | undefined {
+    for (let i = this.items.length - 1; i >= 0; i -= 1) {
+      const item = this.items[i];
+      if (item.kind === "confirm" && item.state === "pending") return item;
+    }
+    return undefined;
+  }
+
+  /** Applies one stream event; returns the item it created or changed. */
+  apply(event: ChatMessage): Item | null {
+    if (isStreamToken(event)) return this.appendText(event.metadata.token, false);
+    if (isText(event)) {
+      return event.content ? this.appendText(event.content, true) : null;
+    }
+    if (isToolStart(event)) {
+      this.openText = null;
+      const m = event.metadata;
+      return this.push({
+        kind: "tool",
+        key: nextKey("t"),
+        toolCallId: m.tool_call_id,
+        tool: m.tool,
+        input: m.input,
+        state: "running",
+        hasOutput: false,
+      });
+    }
+    if (isToolEnd(event)) {
+      const m = event.metadata;
+      let item = this.tool(m.tool_call_id, m.tool);
+      if (!item) {
+        this.openText = null;
+        item = this.push({
+          kind: "tool",
+          key: nextKey("t"),
+          toolCallId: m.tool_call_id,
+          tool: m.tool,
+          input: undefined,
+          state: "running",
+          hasOutput: false,
+        });
+      }
+      item.state = "done";
+      item.output = m.output;
+      item.hasOutput = true;
+      item.outputRef = m.output_ref ?? null;
+      item.outputBytes = m.output_bytes;
+      item.truncated = m.truncated ?? false;
+      return item;
+    }
+    if (isToolError(event)) {
+      const m = event.metadata;
+      let item = this.tool(m.tool_call_id, m.tool);
+      if (!item) {
+        this.openText = null;
+        item = this.push({
+          kind: "tool",
+          key: nextKey("t"),
+          toolCallId: m.tool_call_id,
+          tool: m.tool,
+          input: undefined,
+          state: "running",
+          hasOutput: false,
+        });
+      }
+      item.state = "error";
+      item.error = m.error;
+      item.code = m.code;
+      return item;
+    }
+    if (isConfirmRequired(event)) {
+      const m = event.metadata;
+      const existing = this.confirmById(m.confirmation_id);
+      if (existing) {
+        // A resume re-emits the card the history already showed: one card, pending again.
+        existing.state = "pending";
+        existing.sending = false;
+        existing.expiresAt = m.expires_at;
+        return existing;
+      }
+      this.openText = null;
+      return this.push(confirmFrom(m));
+    }
+    if (isConfirmResolved(event)) {
+      const item = this.lastPendingConfirm();
+      if (item) {
+        item.state = event.metadata.result;
+        item.sending = false;
+      }
+      this.openText = null;
+      return item ?? null;
+    }
+    if (isPermissionDenied(event)) {
+      const m = event.metadata;
+      const tool = this.tool(m.tool_call_id, m.tool);
+      if (tool && tool.state === "running") {
+        tool.state = "error";
+        tool.error = event.content;
+        tool.code = "FORBIDDEN";
+      }
+      this.openText = null;
+      return this.push({
+        kind: "permission",
+        key: nextKey("p"),
+        tool: m.tool,
+        requiredRole: m.required_role,
+        text: event.content,
+        dismissed: false,
+      });
+    }
+    if (isErrorEvent(event)) {
+      return this.addError(event.metadata.code, event.metadata.detail);
+    }
+    return null; // stream_end and anything unknown
+  }
+
+  /** Renders stored history: messages, their tool calls, their cards (resolved or not). */
+  loadHistory(messages: HistoryMessage[], pendingConfirmationId: string | null = null): void {
+    this.clear();
+    for (const message of messages) {
+      if (message.role === "user") {
+        this.addUser(message.content);
+        continue;
+      }
+      for (const call of message.tool_calls ?? []) {
+        const status = String(call.status);
+        if (status === "permission_denied") {
+          this.push({
+            kind: "permission",
+            key: nextKey("p"),
+            tool: call.tool,
+            requiredRole: call.required_role ?? null,
+            text: `Недостаточно прав: ${call.tool}`,
+            dismissed: false,
+          });
+          continue;
+        }
+        this.push({
+          kind: "tool",
+          key: nextKey("t"),
+          toolCallId: call.tool_call_id ?? null,
+          tool: call.tool,
+          input: call.input,
+          state: status === "tool_end" ? "done" : status === "tool_error" ? "error" : "error",
+          output: call.output,
+          hasOutput: call.output !== undefined,
+          error: call.error ?? (status === "started" ? "Вызов не завершился" : undefined),
+          code: call.code,
+          outputRef: call.output_ref ?? null,
+          outputBytes: call.output_bytes,
+          truncated: call.truncated ?? false,
+        });
+      }
+      for (const raw of message.confirmations ?? []) {
+        const card = asRecord(raw.metadata ?? raw) as HistoryConfirmation;
+        if (card.type === "confirm_resolved" || (card.result && !card.decision)) {
+          const item = this.lastPendingConfirm();
+          if (item) item.state = String(card.result) as ConfirmState;
+          continue;
+        }
+        if (this.confirmById(card.confirmation_id ?? null)) continue;
+        this.push(confirmFrom(card));
+      }
+      if (message.content) {
+        this.openText = null;
+        const item = this.appendText(message.content, false);
+        if (message.status === "interrupted") item.interrupted = true;
+      }
+      this.openText = null;
+    }
+    // A card the history leaves open is pending only if the conversation still waits on it.
+    for (const item of this.items) {
+      if (item.kind !== "confirm" || item.state !== "pending") continue;
+      if (item.confirmationId !== null && item.confirmationId === pendingConfirmationId) continue;
+      const expired = item.expiresAt !== null && Date.parse(item.expiresAt) <= Date.now();
+      item.state = expired ? "expired" : "cancelled";
+    }
+    this.openText = null;
+  }
+}
+
+function confirmFrom(m: ConfirmRequiredMetadata | HistoryConfirmation): ConfirmItem {
+  const r = m as unknown as Record<string, unknown>;
+  const decision = (r.decision ?? null) as GuardrailDecision | null;
+  return {
+    kind: "confirm",
+    key: nextKey("c"),
+    confirmationId: (r.confirmation_id as string | null | undefined) ?? null,
+    toolCallId: (r.tool_call_id as string | undefined) ?? null,
+    prompt: String(r.prompt ?? decision?.prompt ?? ""),
+    decision,
+    input: r.input,
+    expiresAt: (r.expires_at as string | null | undefined) ?? null,
+    state: "pending",
+    sending: false,
+  };
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import type { ChatMessage } from "../lib/events";
+import { ChatState } from "./chatState.svelte";
+
+const ev = (metadata: Record<string, unknown>, content = "") =>
+  ({ role: "assistant", content, metadata }) as unknown as ChatMessage;
+
+describe("ChatState", () => {
+  it("appends tokens to the last assistant message and plain text as its own paragraph", () => {
+    const chat = new ChatState();
+    chat.addUser("вопрос");
+    chat.apply(ev({ type: "stream_token", token: "Первое." }));
+    chat.apply(ev({}, "Второе."));
+    chat.apply(ev({ type: "stream_token", token: " Третье" }));
+    const assistant = chat.items.filter((i) => i.kind === "assistant");
+    expect(assistant).toHaveLength(1);
+    expect(assistant[0].kind === "assistant" && assistant[0].text).toBe(
+      "Первое.\n\nВторое. Третье",
+    );
+  });
+
+  it("tracks a tool call from start to end or error", () => {
+    const chat = new ChatState();
+    chat.apply(
+      ev({ type: "tool_start", tool: "list_dashboards", input: { q: 1 }, tool_call_id: "t1" }),
+    );
+    chat.apply(ev({ type: "tool_start", tool: "get_dataset", input: {}, tool_call_id: "t2" }));
+    chat.apply(
+      ev({
+        type: "tool_end",
+        tool: "list_dashboards",
+        output: [1],
+        tool_call_id: "t1",
+        output_ref: "/x",
+        output_bytes: 9,
+        truncated: true,
+      }),
+    );
+    chat.apply(
+      ev({
+        type: "tool_error",
+        tool: "get_dataset",
+        error: "boom",
+        code: "TOOL_FAILURE",
+        tool_call_id: "t2",
+      }),
+    );
+    const tools = chat.items.filter((i) => i.kind === "tool");
+    expect(tools.map((t) => t.kind === "tool" && [t.state, t.outputRef ?? t.code])).toEqual([
+      ["done", "/x"],
+      ["error", "TOOL_FAILURE"],
+    ]);
+  });
+
+  it("resolves the pending card and keeps one card when a resume re-emits it", () => {
+    const chat = new ChatState();
+    const card = ev({
+      type: "confirm_required",
+      prompt: "p",
+      thread_id: "th",
+      tool_call_id: "t1",
+      interrupt_id: "i",
+      confirmation_id: "conf-1",
+      expires_at: null,
+      decision: { tone: "info", operation: "write" },
+      input: {},
+    });
+    chat.apply(card);
+    chat.apply(card);
+    expect(chat.items.filter((i) => i.kind === "confirm")).toHaveLength(1);
+    chat.apply(ev({ type: "confirm_resolved", result: "denied" }));
+    const item = chat.items.find((i) => i.kind === "confirm");
+    expect(item?.kind === "confirm" && item.state).toBe("denied");
+  });
+
+  it("renders history with tool calls and resolved cards", () => {
+    const chat = new ChatState();
+    chat.loadHistory([
+      { id: "m1", role: "user", content: "разверни", created_at: "", seq: 1 },
+      {
+        id: "m2",
+        role: "assistant",
+        content: "Жду подтверждения",
+        created_at: "",
+        seq: 5,
+        tool_calls: [
+          { tool: "get_dashboard", input: { id: 1 }, status: "tool_end", output: { ok: true } },
+        ],
+        confirmations: [
+          {
+            type: "confirm_required",
+            confirmation_id: "c1",
+            prompt: "p",
+            decision: undefined,
+            expires_at: null,
+          },
+          { type: "confirm_resolved", result: "confirmed" },
+        ],
+      },
+    ]);
+    expect(chat.items.map((i) => i.kind)).toEqual(["user", "tool", "confirm", "assistant"]);
+    const card = chat.items[2];
+    expect(card.kind === "confirm" && card.state).toBe("confirmed");
+  });
+});

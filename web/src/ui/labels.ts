@@ -1,0 +1,70 @@
+/** Russian wording for codes, object types, roles and card states. */
+
+export const ERROR_TITLES: Record<string, string> = {
+  LLM_UNAVAILABLE: "Модель недоступна",
+  TOOL_FAILURE: "Ошибка инструмента",
+  TOOL_TIMEOUT: "Инструмент не ответил вовремя",
+  TOOL_OUTCOME_UNKNOWN: "Статус операции неизвестен — проверьте статус",
+  TOOL_NOT_RUN: "Операция не выполнена",
+  CONVERSATION_BUSY: "Разговор отвечает в другой вкладке",
+  CONVERSATION_ARCHIVED: "Разговор удалён — начните новый",
+  INTERNAL_ERROR: "Внутренняя ошибка сервера",
+  VALIDATION_ERROR: "Некорректный запрос",
+  INVALID_CONTEXT: "Некорректный контекст страницы",
+  UNAUTHORIZED: "Требуется вход",
+  FORBIDDEN: "Недостаточно прав",
+  NOT_FOUND: "Не найдено",
+  NO_PENDING_CONFIRMATION: "Подтверждение больше не ожидается",
+  ALREADY_DECIDED: "Подтверждение уже принято",
+  CONFIRMATION_EXPIRED: "Время подтверждения истекло",
+  NOT_RUNNING: "Ответ не идёт",
+  STORAGE_FAILURE: "Ошибка хранилища",
+  RATE_LIMITED: "Слишком много запросов",
+  INVALID_CURSOR: "Некорректная позиция списка",
+  METHOD_NOT_ALLOWED: "Метод не поддерживается",
+  IDEMPOTENCY_KEY_REUSED: "Повтор запроса с другим содержимым",
+  SERVER_UNREACHABLE: "Сервер недоступен",
+};
+
+export function errorTitle(code: string): string {
+  return ERROR_TITLES[code] ?? `Ошибка ${code}`;
+}
+
+export const OBJECT_TYPE_LABELS: Record<string, string> = {
+  dashboard: "Дашборд",
+  dataset: "Датасет",
+  migration: "Миграция",
+};
+
+export const CONFIRM_STATE_LABELS: Record<string, string> = {
+  pending: "Ожидает подтверждения",
+  confirmed: "Подтверждено",
+  denied: "Отклонено",
+  expired: "Истекло",
+  cancelled: "Отменено",
+};
+
+export const TIER_LABELS: Record<string, string> = {
+  prod: "PRODUCTION",
+  staging: "STAGING",
+  dev: "DEV",
+};
+
+/** mm:ss of a duration in milliseconds (never negative). */
+export function formatCountdown(ms: number): string {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  const minutes = Math.floor(total / 60);
+  const seconds = total % 60;
+  return `${String(minutes).padStart(2, "0")}:${String(seconds).padStart(2, "0")}`;
+}
+
+/** JSON for a <pre>, whatever the value is. */
+export function pretty(value: unknown): string {
+  if (value === undefined) return "";
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}
