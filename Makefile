@@ -9,7 +9,13 @@ LOCKS := layers/common/requirements.txt requirements-dev.txt
 SAM_VENV := $(VENV)/sam
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 
-.PHONY: test lint typecheck unit docs eval run token lock clean bench
+.PHONY: test lint typecheck unit docs eval run token lock clean bench web web-test schema chromium
+
+# The /agent page (web/): npm ci from its lock, then a build whenever a source changed. `dist-local`
+# is the local stack's build (with the demo sign-in), `dist` the deployable one (without it).
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) \
+	$(wildcard web/index.html web/*.config.* web/tsconfig*.json web/package.json)
+WEB_STAMP := web/node_modules/.installed-stamp
 
 $(STAMP): $(LOCKS)
 	@test -x $(BIN)/python || "$$(scripts/find-python)" -m venv $(VENV)
@@ -23,8 +29,35 @@ $(SAM_STAMP): requirements-sam.txt
 	$(SAM_VENV)/bin/python -m pip install --quiet -r requirements-sam.txt
 	@touch $@
 
-## test: ruff, mypy and the whole pytest suite (creates .venv on first use)
-test: lint typecheck unit
+$(WEB_STAMP): web/package-lock.json
+	@scripts/check-node
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+web/dist-local/index.html: $(WEB_STAMP) $(WEB_SOURCES)
+	cd web && npm run -s build:local
+
+web/dist/index.html: $(WEB_STAMP) $(WEB_SOURCES)
+	cd web && npm run -s build
+
+## web: build the /agent page for the local stack (`make run` does it when a source changed)
+web: web/dist-local/index.html
+
+## web-test: the page's type check, format check and unit tests (vitest), and its deployable build
+web-test: $(WEB_STAMP) web/dist/index.html
+	cd web && npm run -s check && npm run -s format:check && npm test --silent
+
+## schema: export the stream events' JSON Schema and regenerate the page's TypeScript types
+schema: $(STAMP) $(WEB_STAMP)
+	PYTHONPATH=layers/common:. $(BIN)/python scripts/export_event_schema.py
+	cd web && npm run -s gen:types
+
+chromium:
+	@scripts/ensure-chromium >/dev/null
+
+## test: ruff, mypy, the page's checks and the whole pytest suite, browser tests included
+## (creates .venv, installs web/node_modules and Debian's chromium on first use)
+test: lint typecheck web-test unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -33,7 +66,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(SAM_STAMP)
+unit: $(STAMP) $(SAM_STAMP) web chromium
 	$(BIN)/pytest
 
 ## docs: regenerate docs/tools.md (the tool reference) from the tool catalog
@@ -46,8 +79,9 @@ eval: export POWERTOOLS_LOG_LEVEL = WARNING
 eval: $(STAMP)
 	PYTHONPATH=layers/common:. $(BIN)/python -m evaluation $(SETS)
 
-## run: the local stack on 127.0.0.1:8000 (moto, sample upstream, chat function, offline model)
-run: $(STAMP)
+## run: the local stack on 127.0.0.1:8000 (moto, sample upstream, chat function, offline model,
+## the /agent page)
+run: $(STAMP) web
 	PYTHONPATH=layers/common:. $(BIN)/python -m local.run_stack
 
 ## token: print a demo user's JWT for scripts, e.g. `make -s token ROLE=admin`
@@ -63,12 +97,13 @@ lock: $(STAMP)
 	$(BIN)/uv pip compile --python-version 3.12 -q requirements-sam.in -o requirements-sam.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache web/node_modules web/dist web/dist-local
 
 ## bench: figures for the agent runtime, measured side by side (prints; asserts nothing)
 bench: export POWERTOOLS_METRICS_DISABLED = true
 bench: export POWERTOOLS_LOG_LEVEL = WARNING
-bench: $(STAMP)
+bench: $(STAMP) web/dist/index.html chromium
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_agent
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_chat
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_routing
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_page

@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, Final
 
+from local.page import serves
 from local.sam_template import load_template
 
 Scope = MutableMapping[str, Any]
@@ -61,14 +62,24 @@ def template_routes(api_logical_id: str = "ChatApi") -> list[Route]:
 class LocalGateway:
     """An ASGI app that routes each request to the function app the template names."""
 
-    def __init__(self, apps: Mapping[str, Any], routes: list[Route] | None = None) -> None:
+    def __init__(
+        self,
+        apps: Mapping[str, Any],
+        routes: list[Route] | None = None,
+        *,
+        page: ASGIApp | None = None,
+    ) -> None:
+        """`page` answers the /agent page's paths (`local.page`), as CloudFront does in AWS."""
         self._routes = template_routes() if routes is None else routes
+        self._page = page
         missing = {route.function for route in self._routes} - apps.keys()
         if missing:
             raise ValueError(f"no local app for {sorted(missing)}")
         self._apps = dict(apps)
 
     def _app_for(self, method: str, path: str) -> Any:
+        if self._page is not None and serves(path):
+            return self._page
         for route in self._routes:
             if route.pattern.match(path) and (not route.methods or method in route.methods):
                 return self._apps[route.function]

@@ -3,7 +3,7 @@
 moto with the template's resources (tables, buckets, the state machine, the audit bus, the
 service-token key and secrets), the sample ss-tools upstream, and the chat and REST API functions
 under uvicorn behind one origin, http://127.0.0.1:8000, routed as the template's API Gateway routes
-them. Your conversations:
+them, and the /agent page (web/, built by `make run`) on that origin. Your conversations:
   curl http://127.0.0.1:{BASE_PORT}/api/assistant/conversations -H "Authorization: Bearer $TOKEN"
 
 Ctrl-C stops everything.
@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
+from urllib.parse import urlencode
 
 import uvicorn
 
@@ -88,8 +89,13 @@ def banner() -> str:
         {"message": "какой статус у этого дашборда?", "ui_context": SAMPLE_CONTEXT},
         ensure_ascii=False,
     )
+    query = urlencode({k: v for k, v in SAMPLE_CONTEXT.items() if k != "contextVersion"})
     return f"""
 ss-tools agent chat — local stack
+
+  Open the page:  http://127.0.0.1:{BASE_PORT}/agent?{query}
+                  (sign in as a demo user; without parameters: http://127.0.0.1:{BASE_PORT}/agent)
+
   chat stream   POST http://127.0.0.1:{BASE_PORT}/api/agent/chat   (SSE)
   cancel        POST http://127.0.0.1:{BASE_PORT}/api/agent/chat/cancel
   REST API      http://127.0.0.1:{BASE_PORT}/api/assistant/conversations, /api/assistant/history,
@@ -136,6 +142,7 @@ def main() -> int:
     from local.audit_pump import start_audit_pump  # noqa: PLC0415
     from local.aws_resources import create_resources  # noqa: PLC0415
     from local.gateway import LocalGateway  # noqa: PLC0415
+    from local.page import page_app  # noqa: PLC0415
     from sstools_agent.settings import Settings  # noqa: PLC0415
     from sstools_agent.wiring.api import build_api  # noqa: PLC0415
     from sstools_agent.wiring.chat import build_chat  # noqa: PLC0415
@@ -153,7 +160,8 @@ def main() -> int:
                 {
                     "ChatFunction": chat_app(build_chat(settings)),
                     "ApiFunction": api_app(build_api(settings)),
-                }
+                },
+                page=page_app(settings),
             )
             print(banner(), flush=True)  # noqa: T201
             uvicorn.run(gateway, host="127.0.0.1", port=BASE_PORT, log_level="warning")
