@@ -18,6 +18,7 @@ from typing import Annotated
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import SecretStr
 
 from sstools_agent.adapters.service_tokens import ServiceTokenSource
 from sstools_agent.chat.encoding import ChatMessageSSE, StreamEncoder
@@ -32,6 +33,7 @@ from sstools_agent.domain.ports import AuditSink
 from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import Observability
+from sstools_agent.http.origin import OriginCheck
 from sstools_agent.http.refusals import install_refusals
 from sstools_agent.wiring.chat import ChatDeps
 
@@ -155,8 +157,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
 
 
-def create_app(deps: ChatDeps) -> FastAPI:
-    """The chat ASGI app over its collaborators (`sstools_agent.wiring.chat.build_chat`)."""
+def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None) -> FastAPI:
+    """The chat ASGI app over its collaborators (`sstools_agent.wiring.chat.build_chat`).
+
+    With `origin_verify_secret` (in AWS: ORIGIN_VERIFY_SECRET) every request must carry it in
+    `X-Origin-Verify`, which only CloudFront adds: 403 `FORBIDDEN` otherwise."""
     endpoints = ChatEndpoints(
         turns=deps.turns,
         verifier=deps.verifier,
@@ -172,4 +177,6 @@ def create_app(deps: ChatDeps) -> FastAPI:
     install_refusals(app)
     app.post("/api/agent/chat", response_model=None)(endpoints.chat)
     app.post("/api/agent/chat/cancel", response_model=None)(endpoints.cancel)
+    if origin_verify_secret is not None:
+        app.add_middleware(OriginCheck, secret=origin_verify_secret.get_secret_value())
     return app

@@ -11,4 +11,5 @@ from app import create_app
 from sstools_agent.settings import ChatSettings
 from sstools_agent.wiring.chat import build_chat
 
-app = create_app(build_chat(ChatSettings()))
+settings = ChatSettings()
+app = create_app(build_chat(settings), origin_verify_secret=settings.origin_verify_secret)

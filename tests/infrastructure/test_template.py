@@ -5,6 +5,10 @@ A broken copy of the template must fail the same check, or the check proves noth
 
 from __future__ import annotations
 
+import fnmatch
+import functools
+import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,6 +16,7 @@ from typing import Any
 import pytest
 
 from local.sam_template import TEMPLATE_PATH, check_template, load_template, packaged, translate
+from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 
 
 def test_the_template_passes_the_check():
@@ -124,3 +129,234 @@ def test_a_broken_template_fails_the_check(tmp_path, edit, expected):
     problems = check_template(broken_copy(tmp_path, edit))
     assert problems, "the check passed a broken template"
     assert any(expected in problem for problem in problems), problems
+
+
+# The /agent page and the API on one origin (CloudFront). Managed policies are fixed ids.
+CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+CACHING_OPTIMIZED = "658327ea-f89d-4fab-a63d-7e88639e58f6"
+ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
+ORIGIN_SECRET = {"Fn::Sub": "{{resolve:secretsmanager:${OriginVerifySecret}:SecretString}}"}
+
+
+@functools.cache
+def cloudformation() -> dict[str, Any]:
+    """The template as CloudFormation receives it (after the SAM transform)."""
+    template, _ = packaged(load_template(), TEMPLATE_PATH.parent)
+    return translate(template)
+
+
+def resource(name: str) -> dict[str, Any]:
+    properties: dict[str, Any] = cloudformation()["Resources"][name]["Properties"]
+    return properties
+
+
+def distribution() -> dict[str, Any]:
+    config: dict[str, Any] = resource("PageDistribution")["DistributionConfig"]
+    return config
+
+
+def origin(origin_id: str) -> dict[str, Any]:
+    found: list[dict[str, Any]] = [o for o in distribution()["Origins"] if o["Id"] == origin_id]
+    (only,) = found
+    return only
+
+
+def behaviour(path: str) -> dict[str, Any]:
+    """The cache behaviour CloudFront picks for `path`: the first whose pattern matches, in the
+    order given (`*` any characters, `?` one, case-sensitive), else the default."""
+    for candidate in distribution()["CacheBehaviors"]:
+        if fnmatch.fnmatchcase(path, candidate["PathPattern"]):
+            return candidate  # type: ignore[no-any-return]
+    return distribution()["DefaultCacheBehavior"]  # type: ignore[no-any-return]
+
+
+def every_behaviour() -> list[dict[str, Any]]:
+    return [*distribution()["CacheBehaviors"], distribution()["DefaultCacheBehavior"]]
+
+
+PAGE_PATHS = ["/agent/", "/agent/index.html", "/agent/config.json", "/agent/assets/index-3f9a.js"]
+CHAT_PATHS = ["/api/agent/chat", "/api/agent/chat/cancel"]
+API_PATHS = [
+    "/api/agent/conversations/c-1",
+    "/api/assistant/confirmations/k-1",
+    "/api/auth/service-token",
+    "/.well-known/jwks.json",
+]
+
+
+def test_the_page_bucket_is_private_and_only_the_distribution_reads_it():
+    bucket = resource("PageBucket")
+    assert bucket["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert bucket["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    (encryption,) = bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert encryption["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in {"AES256", "aws:kms"}
+    policy = resource("PageBucketPolicy")
+    assert policy["Bucket"] == {"Ref": "PageBucket"}
+    allowed = [s for s in policy["PolicyDocument"]["Statement"] if s["Effect"] == "Allow"]
+    # One grant: CloudFront, reading objects under agent/, for this distribution only
+    (grant,) = allowed
+    assert grant["Principal"] == {"Service": "cloudfront.amazonaws.com"}
+    assert grant["Action"] == "s3:GetObject"
+    assert grant["Resource"] == {"Fn::Sub": "${PageBucket.Arn}/agent/*"}
+    assert grant["Condition"] == {
+        "StringEquals": {
+            "AWS:SourceArn": {
+                "Fn::Sub": "arn:${AWS::Partition}:cloudfront::${AWS::AccountId}"
+                ":distribution/${PageDistribution}"
+            }
+        }
+    }
+
+
+@pytest.mark.parametrize("path", PAGE_PATHS)
+def test_agent_paths_go_to_the_bucket_through_the_origin_access_control(path):
+    chosen = behaviour(path)
+    page = origin(chosen["TargetOriginId"])
+    assert page["DomainName"] == {"Fn::GetAtt": ["PageBucket", "RegionalDomainName"]}
+    assert page["S3OriginConfig"] == {"OriginAccessIdentity": ""}  # no legacy OAI
+    assert page["OriginAccessControlId"] == {"Fn::GetAtt": ["PageOriginAccessControl", "Id"]}
+    access = resource("PageOriginAccessControl")["OriginAccessControlConfig"]
+    assert access["OriginAccessControlOriginType"] == "s3"
+    assert access["SigningBehavior"] == "always"
+    assert access["SigningProtocol"] == "sigv4"
+    assert chosen["AllowedMethods"] == ["GET", "HEAD"]
+    assert "OriginCustomHeaders" not in page  # the origin secret never goes to S3
+
+
+def test_hashed_assets_are_cached_and_the_page_and_its_config_as_their_metadata_says():
+    assert behaviour("/agent/assets/index-3f9a.js")["CachePolicyId"] == CACHING_OPTIMIZED
+    for path in ["/agent/", "/agent/index.html", "/agent/config.json", "/agent/conversations/c"]:
+        assert behaviour(path)["CachePolicyId"] == {"Ref": "PageCachePolicy"}
+    policy = resource("PageCachePolicy")["CachePolicyConfig"]
+    # Nothing is cached unless its Cache-Control says so (the upload: no-cache for the page)
+    assert (policy["MinTTL"], policy["DefaultTTL"]) == (0, 0)
+    key = policy["ParametersInCacheKeyAndForwardedToOrigin"]
+    assert key["HeadersConfig"] == {"HeaderBehavior": "none"}  # S3 must get its own Host
+
+
+def runs_the_router(candidate: dict[str, Any]) -> bool:
+    return any(
+        a["EventType"] == "viewer-request"
+        and a["FunctionARN"] == {"Fn::GetAtt": ["PageRouterFunction", "FunctionARN"]}
+        for a in candidate.get("FunctionAssociations", [])
+    )
+
+
+def test_only_page_behaviours_run_the_spa_fallback():
+    assert runs_the_router(behaviour("/agent/conversations/c-1"))
+    for candidate in every_behaviour():
+        if candidate["TargetOriginId"] != "page":
+            # API answers (a 404 included) pass untouched: no function, no custom error page
+            assert "FunctionAssociations" not in candidate, candidate.get("PathPattern")
+    assert "CustomErrorResponses" not in distribution()
+    assert resource("PageRouterFunction")["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the function code")
+@pytest.mark.parametrize(
+    ("uri", "query", "expected"),
+    [
+        ("/agent/", {}, "/agent/index.html"),
+        ("/agent/conversations/c-1", {}, "/agent/index.html"),
+        ("/agent/index.html", {}, "/agent/index.html"),
+        ("/agent/config.json", {}, "/agent/config.json"),
+        ("/agent/assets/index-3f9a.js", {}, "/agent/assets/index-3f9a.js"),
+        ("/favicon.ico", {}, "/favicon.ico"),
+        ("/agent", {"objectType": {"value": "dashboard"}}, "/agent/index.html"),
+        ("/", {}, "302 /agent"),
+    ],
+)
+def test_the_spa_fallback_sends_page_routes_to_index_html_and_files_through(uri, query, expected):
+    # Given the function's code as CloudFront runs it (a handler of the viewer request)
+    code = resource("PageRouterFunction")["FunctionCode"]
+    event = {"request": {"method": "GET", "uri": uri, "querystring": query, "headers": {}}}
+    script = (
+        f"{code}\nconst r = handler({json.dumps(event)});\n"
+        "console.log(r.statusCode ? r.statusCode + ' ' + r.headers.location.value : r.uri);"
+    )
+    # When it runs on a request for `uri`
+    result = subprocess.run(["node", "-e", script], check=True, capture_output=True, text=True)
+    # Then the page's routes (/agent itself too) are the page, files are themselves, / goes to /agent
+    assert result.stdout.strip() == expected
+
+
+@pytest.mark.parametrize("path", CHAT_PATHS)
+def test_the_chat_stream_goes_to_the_function_url_uncached_with_the_viewers_headers(path):
+    chosen = behaviour(path)
+    chat = origin(chosen["TargetOriginId"])
+    assert chat["DomainName"] == {
+        "Fn::Select": [2, {"Fn::Split": ["/", {"Fn::GetAtt": ["ChatFunctionUrl", "FunctionUrl"]}]}]
+    }
+    assert chat["CustomOriginConfig"]["OriginProtocolPolicy"] == "https-only"
+    assert "OriginPath" not in chat  # the app's routes are the full paths
+    assert chosen["CachePolicyId"] == CACHING_DISABLED
+    # All viewer headers but Host: with caching disabled that includes Authorization (the user's
+    # bearer token), Last-Event-ID, Idempotency-Key; and the body of the POST
+    assert chosen["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST_HEADER
+    assert "POST" in chosen["AllowedMethods"]
+    assert chosen["Compress"] is False  # the stream's frames are not held back for gzip
+    assert chosen["ViewerProtocolPolicy"] == "https-only"  # a redirect would drop the body
+
+
+def test_the_function_url_is_not_signed_so_the_bearer_token_keeps_the_authorization_header():
+    # An OAC on a Lambda origin would sign with Authorization, overwriting the user's JWT
+    assert "OriginAccessControlId" not in origin("chat")
+    url = resource("ChatFunctionUrl")
+    assert url["AuthType"] == "NONE"
+    assert url["InvokeMode"] == "RESPONSE_STREAM"
+
+
+def test_the_origin_secret_goes_to_every_origin_that_reaches_the_chat_function():
+    # CloudFront adds it to the function URL and to ChatApi (its chat routes invoke the function)
+    for origin_id in ("chat", "api"):
+        assert origin(origin_id)["OriginCustomHeaders"] == [
+            {"HeaderName": "X-Origin-Verify", "HeaderValue": ORIGIN_SECRET}
+        ]
+    # and the chat function is told the same value (it refuses requests without it)
+    variables = resource("ChatFunction")["Environment"]["Variables"]
+    assert variables["ORIGIN_VERIFY_SECRET"] == ORIGIN_SECRET
+    secret = resource("OriginVerifySecret")["GenerateSecretString"]
+    assert secret["PasswordLength"] >= 32
+    assert secret["ExcludePunctuation"] is True  # a header value, no quoting trouble
+
+
+def test_the_app_and_the_template_name_the_same_header():
+    assert origin("chat")["OriginCustomHeaders"][0]["HeaderName"] == ORIGIN_VERIFY_HEADER
+
+
+@pytest.mark.parametrize("path", API_PATHS)
+def test_the_rest_of_the_api_goes_to_api_gateway_at_its_stage(path):
+    chosen = behaviour(path)
+    api = origin(chosen["TargetOriginId"])
+    assert api["DomainName"] == {
+        "Fn::Sub": "${ChatApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}"
+    }
+    assert api["OriginPath"] == {"Fn::Sub": "/${Stage}"}
+    assert api["CustomOriginConfig"]["OriginProtocolPolicy"] == "https-only"
+    assert chosen["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST_HEADER  # its own Host
+
+
+def test_no_behaviour_caches_the_api():
+    for candidate in every_behaviour():
+        if candidate["TargetOriginId"] in {"chat", "api"}:
+            assert candidate["CachePolicyId"] == CACHING_DISABLED, candidate.get("PathPattern")
+    # and every API path lands on an API behaviour, never on the page's
+    for path in CHAT_PATHS + API_PATHS + ["/api/anything/else"]:
+        assert behaviour(path)["TargetOriginId"] in {"chat", "api"}, path
+
+
+def test_the_stack_tells_where_the_page_is():
+    outputs = load_template()["Outputs"]
+    assert outputs["PageUrl"]["Value"] == {
+        "Fn::Sub": "https://${PageDistribution.DomainName}/agent/"
+    }
+    assert outputs["PageDistributionDomainName"]["Value"] == {
+        "Fn::GetAtt": ["PageDistribution", "DomainName"]
+    }
+    assert outputs["PageDistributionId"]["Value"] == {"Ref": "PageDistribution"}
+    assert outputs["PageBucketName"]["Value"] == {"Ref": "PageBucket"}

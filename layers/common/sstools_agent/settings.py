@@ -253,6 +253,14 @@ class RoutingSettings(AwsSettings):
     bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
 
 
+class OriginCheckSettings(FunctionSettings):
+    """Whether the chat answers only requests CloudFront forwarded (`sstools_agent.http.origin`)."""
+
+    origin_verify_secret: SecretStr | None = None
+    """The value CloudFront sends in `X-Origin-Verify`; requests without it get 403. Set in AWS
+    (template.yaml, from `OriginVerifySecret`); unset locally and in the tests: nothing checked."""
+
+
 class ChatSettings(
     EnvironmentSettings,
     UserAuthSettings,
@@ -263,6 +271,7 @@ class ChatSettings(
     ConfirmationSettings,
     AuditSettings,
     ServiceTokenClientSettings,
+    OriginCheckSettings,
 ):
     """The chat function's configuration."""
 

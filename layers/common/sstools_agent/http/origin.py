@@ -1,0 +1,53 @@
+"""The origin check: in AWS the chat function answers only requests CloudFront forwarded.
+
+The function URL is public (AuthType NONE: an OAC-signed Lambda origin would take the
+`Authorization` header for its SigV4 signature, and the user's bearer token travels there), and so
+is the API Gateway stage. CloudFront adds a secret header to every request it sends to either
+origin; the chat app refuses, 403 `{code: FORBIDDEN, detail}`, any request without exactly that
+value. Unset (locally, in the tests), nothing is checked.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Final
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.http.errors import error
+
+logger = logging.getLogger(__name__)
+
+ORIGIN_VERIFY_HEADER: Final = "X-Origin-Verify"
+"""The header CloudFront adds to its origin requests (template.yaml, `OriginCustomHeaders`)."""
+
+NOT_THROUGH_CLOUDFRONT: Final = "This endpoint is served only through the ss-tools distribution."
+
+
+class OriginCheck:
+    """ASGI middleware: HTTP requests pass only with the origin header's secret value (compared
+    in constant time; the header given more than once is refused). Lifespan events pass."""
+
+    def __init__(self, app: ASGIApp, *, secret: str, header: str = ORIGIN_VERIFY_HEADER) -> None:
+        if not secret:
+            raise ValueError("the origin check needs a secret")
+        self.app = app
+        self.secret = secret.encode()
+        self.header = header.lower().encode("latin-1")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.forwarded(scope):
+            await self.app(scope, receive, send)
+            return
+        logger.warning(
+            "request not forwarded by CloudFront refused",
+            extra={"method": scope.get("method"), "path": scope.get("path")},
+        )
+        await error(403, ErrorCode.FORBIDDEN, NOT_THROUGH_CLOUDFRONT)(scope, receive, send)
+
+    def forwarded(self, scope: Scope) -> bool:
+        """Whether the request carries the secret once, exactly."""
+        values = [value for name, value in scope["headers"] if name == self.header]
+        return len(values) == 1 and hmac.compare_digest(values[0], self.secret)
