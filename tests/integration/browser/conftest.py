@@ -1,0 +1,93 @@
+"""The /agent page in headless Chromium against the real local stack (tests/support/browser.py).
+
+Sites are built once per session and configuration: the default one, one whose cards expire in
+a few seconds, and one that asks to confirm reads (`CONFIRM_READ_TOOLS`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from local.page import DEPLOYABLE_BUILD, LOCAL_BUILD
+from sstools_agent.settings import Settings
+from tests.support.agent_stack import AgentStack, SampleUpstream
+from tests.support.browser import (
+    CHROMIUM_ARGS,
+    AgentPage,
+    PageStack,
+    chromium_executable,
+    page_stack,
+    signed_in_context,
+)
+
+SITES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "quick_expiry": {"confirmation_timeout_s": 4},
+    "confirm_reads": {"confirm_read_tools": ["search_dashboards"]},
+    "deployable": {},  # served from the production build (web/dist), as CloudFront serves it
+}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_executable(), args=list(CHROMIUM_ARGS)
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def sites(
+    stack_settings: Settings, upstream_server: SampleUpstream
+) -> Iterator[Callable[[str], PageStack]]:
+    built: dict[str, PageStack] = {}
+    with ExitStack() as stack:
+
+        def site(name: str) -> PageStack:
+            if name not in built:
+                settings = stack_settings.model_copy(
+                    update={"upstream_base_url": upstream_server.base_url, **SITES[name]}
+                )
+                build = DEPLOYABLE_BUILD if name == "deployable" else LOCAL_BUILD
+                if not (build / "index.html").is_file():
+                    pytest.fail(f"{build} is not built: `make test` builds it (make web web-test)")
+                served = page_stack(AgentStack(settings, upstream_server), build=build)
+                built[name] = stack.enter_context(served)
+            return built[name]
+
+        yield site
+
+
+@pytest.fixture
+def site(sites: Callable[[str], PageStack], upstream_server: SampleUpstream) -> PageStack:
+    upstream_server.reset()
+    built = sites("default")
+    built.model.knobs.failures_left = 0
+    built.model.knobs.token_delay_s = 0.01
+    built.service_tokens.available = True
+    return built
+
+
+@pytest.fixture
+def tabs(
+    browser: Browser, request: pytest.FixtureRequest
+) -> Iterator[Callable[[PageStack, str], AgentPage]]:
+    """Opens a tab on a site as a user (`role`, or a token from `site.token`); the same token
+    opens a second tab of the same user (another browser profile: another page visit)."""
+    contexts = []
+
+    def open_tab(site: PageStack, token: str) -> AgentPage:
+        context = signed_in_context(browser, token)
+        contexts.append(context)
+        name = f"{request.node.name}-{len(contexts)}".replace("/", "_")
+        return AgentPage(context.new_page(), site.url, name)
+
+    yield open_tab
+    for context in contexts:
+        context.close()

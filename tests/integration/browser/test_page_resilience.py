@@ -1,0 +1,264 @@
+"""What the page tells the user when things go wrong: errors with their wording and a retry, a
+tool's failure on its card, Stop, a reload mid-answer, a second tab, an unreachable backend, an
+expired session, hostile text; and the conversations sidebar."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from playwright.sync_api import Route, expect
+
+from local.fault_injection import Fault, FaultKind
+from tests.integration.browser.test_page_context import DASHBOARD_10
+from tests.support.browser import AgentPage, PageStack, another_tab
+
+Tabs = Callable[[PageStack, str], AgentPage]
+STATUS = "какой статус у этого дашборда?"
+LONG = "что ты умеешь?"  # the longest offline answer: a list of tools, streamed word by word
+
+
+def test_a_model_outage_shows_the_error_card_and_retry_answers(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    site.model.knobs.failures_left = 1
+    tab.send(STATUS)
+    card = tab.by("error-card")
+    expect(card).to_have_attribute("data-code", "LLM_UNAVAILABLE")
+    expect(card).to_contain_text("Модель недоступна")
+    tab.screenshot("error-llm")
+    tab.by("error-retry").click()
+    tab.wait_answered()
+    assert "id 10" in tab.last_answer()
+
+
+def test_no_service_token_is_a_tool_failure_card_and_retry_answers(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    site.service_tokens.available = False
+    tab.send(STATUS)
+    expect(tab.by("error-card")).to_have_attribute("data-code", "TOOL_FAILURE")
+    site.service_tokens.available = True
+    tab.by("error-retry").click()
+    tab.wait_answered()
+    assert "id 10" in tab.last_answer()
+    expect(tab.by("error-card")).to_have_count(0)
+
+
+def test_an_upstream_failure_shows_a_crossed_tool_card_with_the_detail(site: PageStack, tabs: Tabs):
+    # Given the upstream answers 500 to every dashboard read (a read: retried once, then given up)
+    for path in ("/api/environments/ss-dev/dashboards", "/api/environments/ss-dev/health"):
+        site.stack.upstream.plan.add("GET", path, Fault(FaultKind.STATUS, status=500, times=None))
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    tab.send(STATUS)
+    tab.wait_answered()
+    card = tab.by("tool-card").first
+    expect(card).to_have_attribute("data-state", "error")
+    expect(card).to_contain_text("500")
+    tab.screenshot("tool-error")
+
+
+def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack, tabs: Tabs):
+    site.model.knobs.token_delay_s = 0.15
+    try:
+        tab = tabs(site, site.token("engineer")).open()
+        tab.send(LONG)
+        expect(tab.by("message-assistant").last).to_contain_text("show_capabilities")
+        tab.by("stop").click()
+        tab.wait_answered()
+        stopped = tab.last_answer()
+        assert "superset_explore_database" not in stopped  # the tail never came
+        # the conversation is not held: the next message is answered
+        site.model.knobs.token_delay_s = 0.0
+        tab.send("какие есть окружения?")
+        tab.wait_answered()
+        expect(tab.by("busy-notice")).to_have_count(0)
+        expect(tab.by("error-card")).to_have_count(0)
+    finally:
+        site.model.knobs.token_delay_s = 0.01
+
+
+def test_a_reload_mid_answer_keeps_what_was_said_and_marks_it_cut_off(site: PageStack, tabs: Tabs):
+    site.model.knobs.token_delay_s = 0.08
+    try:
+        tab = tabs(site, site.token("engineer")).open()
+        tab.send(LONG)
+        expect(tab.by("message-assistant").last).to_contain_text("show_capabilities")
+        # When the user reloads while the answer streams (the server sees the connection go and
+        # stops the run: nothing streams to nobody)
+        tab.page.reload()
+        tab.wait_ready()
+        # Then the tab re-attaches to its conversation: the question once, the answer as far as
+        # it got, marked as cut off, never passed off as complete; and the user can go on
+        expect(tab.by("message-user")).to_have_count(1)
+        answer = tab.by("message-assistant").last
+        expect(answer).to_contain_text("show_capabilities")
+        expect(answer).to_contain_text("ответ прерван")
+        expect(tab.by("error-card")).to_have_count(0)
+        site.model.knobs.token_delay_s = 0.0
+        tab.send("какие есть окружения?")
+        tab.wait_answered()
+        expect(tab.by("message-user")).to_have_count(2)
+    finally:
+        site.model.knobs.token_delay_s = 0.01
+
+
+def test_a_reload_with_a_pending_card_shows_the_card_again(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    tab.send("задеплой этот дашборд в staging")
+    expect(tab.by("confirm-card")).to_have_attribute("data-state", "pending")
+    tab.wait_answered()
+    tab.page.reload()
+    tab.wait_ready()
+    expect(tab.by("confirm-card").last).to_have_attribute("data-state", "pending")
+    tab.by("confirm-accept").last.click()
+    expect(tab.by("confirm-card").last).to_have_attribute("data-state", "confirmed")
+    tab.wait_answered()
+    assert site.deploys() == 1
+
+
+def test_a_second_tab_on_the_same_conversation_waits_for_the_first(site: PageStack, tabs: Tabs):
+    site.model.knobs.token_delay_s = 0.1
+    try:
+        first = tabs(site, site.token("engineer")).open()
+        first.send(STATUS)  # starts the conversation
+        first.wait_answered()
+        conversation = first.conversation_id()
+        second = another_tab(first)
+        second.page.goto(f"{site.url}/agent#c={conversation}")
+        second.wait_ready()
+        # When the first tab is answering and the user sends from the second
+        first.send(LONG)
+        expect(first.by("message-assistant").last).to_contain_text("show_capabilities")
+        second.send("какие есть окружения?")
+        # Then the second says another tab is answering, keeps the text, and does not send
+        expect(second.by("busy-notice")).to_be_visible(timeout=10_000)
+        expect(second.by("send")).to_be_disabled()
+        expect(second.by("composer")).to_have_value("какие есть окружения?")
+        second.screenshot("busy")
+        first.wait_answered(timeout_ms=40_000)
+        # and once the first is done, the second may send what it kept
+        expect(second.by("busy-notice")).to_have_count(0, timeout=10_000)
+        expect(second.by("send")).to_be_enabled()
+        second.by("send").click()
+        second.wait_answered()
+        assert "ss-dev" in second.last_answer()
+    finally:
+        site.model.knobs.token_delay_s = 0.01
+
+
+def test_a_409_from_the_chat_is_shown_not_swallowed(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer")).open()
+    tab.send(STATUS)
+    tab.wait_answered()
+
+    # Given the gate said "free" but another tab took the conversation in between
+    def busy(route: Route) -> None:
+        route.fulfill(
+            status=409,
+            content_type="application/json",
+            body='{"code": "CONVERSATION_BUSY", "detail": "another tab is answering"}',
+        )
+
+    tab.page.route(re.compile(r".*/api/agent/chat$"), busy)
+    tab.send("а теперь для staging")
+    expect(tab.by("error-card")).to_have_attribute("data-code", "CONVERSATION_BUSY")
+    expect(tab.by("error-card")).to_contain_text("другой вкладке")
+    # Nothing was sent, so nothing is shown as sent, and the text is still there to send later
+    expect(tab.by("message-user")).to_have_count(1)
+    expect(tab.by("composer")).to_have_value("а теперь для staging")
+
+
+def test_an_unreachable_backend_turns_the_indicator_red_and_says_so(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    expect(tab.by("connection")).to_have_attribute("data-state", "online")
+    tab.page.route(re.compile(r".*/api/.*"), lambda route: route.abort("connectionrefused"))
+    tab.send(STATUS)
+    expect(tab.by("connection")).to_have_attribute("data-state", "offline", timeout=15_000)
+    expect(tab.by("error-card")).to_have_attribute(
+        "data-code", "SERVER_UNREACHABLE", timeout=15_000
+    )
+    expect(tab.by("error-card")).to_contain_text("Сервер недоступен")
+    tab.screenshot("offline")
+    # When the backend is back, a retry gets the answer and the indicator turns green
+    tab.page.unroute(re.compile(r".*/api/.*"))
+    tab.by("error-retry").click()
+    tab.wait_answered()
+    expect(tab.by("connection")).to_have_attribute("data-state", "online")
+    assert "id 10" in tab.last_answer()
+
+
+def test_the_deployable_page_sends_an_unauthenticated_user_to_the_login_url(sites, tabs: Tabs):
+    # The page as deployed (no demo sign-in): a token ss-tools no longer accepts means sign in again
+    site = sites("deployable")
+    tab = tabs(site, "not-a-valid.jwt.token")
+    tab.page.goto(f"{site.url}/agent?objectType=dashboard&objectId=10&envId=ss-dev")
+    tab.page.wait_for_url(re.compile(r".*/login-page.*"), timeout=15_000)
+
+
+def test_the_deployable_page_works_with_the_token_the_host_application_keeps(sites, tabs: Tabs):
+    site = sites("deployable")
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    expect(tab.by("demo-signin")).to_have_count(0)
+    tab.send(STATUS)
+    tab.wait_answered()
+    assert "id 10" in tab.last_answer()
+
+
+def test_model_and_tool_text_cannot_inject_html(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer")).open()
+    hostile = (
+        'найди дашборд "<img src=x onerror=window.__pwned=1><script>window.__pwned=2</script>"'
+    )
+    tab.send(hostile)
+    tab.wait_answered()
+    expect(tab.by("message-user").last).to_contain_text("<img src=x")
+    assert tab.page.evaluate("() => window.__pwned") is None
+    assert tab.page.locator("main img[src=x], main script").count() == 0
+
+
+def test_the_sidebar_searches_opens_and_deletes_conversations(site: PageStack, tabs: Tabs):
+    token = site.token("engineer")
+    tab = tabs(site, token).open(**DASHBOARD_10)
+    tab.send("какой статус у этого дашборда?")
+    tab.wait_answered()
+    status_conversation = tab.conversation_id()
+    tab.open()
+    tab.send("какие есть окружения?")
+    tab.wait_answered()
+    sidebar = tab.by("sidebar")
+    expect(sidebar.get_by_test_id("conversation-item")).to_have_count(2)
+    # Search by title (case folded)
+    tab.by("conversation-search").fill("СТАТУС")
+    expect(sidebar.get_by_test_id("conversation-item")).to_have_count(1)
+    # Open it: its history comes back with its tool card
+    sidebar.get_by_test_id("conversation-item").first.click()
+    expect(tab.by("message-user").first).to_contain_text("какой статус у этого дашборда?")
+    expect(tab.by("tool-card").first).to_have_attribute("data-state", "done")
+    assert tab.conversation_id() == status_conversation
+    # Delete it: it leaves the list
+    item = sidebar.locator(f"[data-testid=conversation-item][data-id='{status_conversation}']")
+    item.get_by_test_id("conversation-delete").click()
+    tab.by("conversation-delete-confirm").click()
+    expect(item).to_have_count(0)
+    tab.by("conversation-search").fill("")
+    expect(sidebar.get_by_test_id("conversation-item")).to_have_count(1)
+
+
+def test_an_old_conversation_without_context_says_context_unavailable(site: PageStack, tabs: Tabs):
+    token = site.token("engineer")
+    tab = tabs(site, token)
+    # Given a conversation created before contexts existed (no ui_context stored)
+    created = tab.page.request.post(
+        f"{site.url}/api/assistant/conversations",
+        headers={"Authorization": f"Bearer {token}"},
+        data={"title": "Старый разговор"},
+    )
+    conversation = created.json()["id"]
+    appended = tab.page.request.post(
+        f"{site.url}/api/assistant/conversations/{conversation}/messages",
+        headers={"Authorization": f"Bearer {token}", "Idempotency-Key": "old-message-1"},
+        data={"role": "user", "content": "покажи статус"},
+    )
+    assert appended.status == 201, appended.text()
+    tab.page.goto(f"{site.url}/agent#c={conversation}")
+    tab.wait_ready()
+    expect(tab.by("context-unavailable")).to_contain_text(re.compile("контекст недоступен", re.I))

@@ -1,0 +1,213 @@
+"""The /agent page in headless Chromium (Debian's package, driven by Playwright) against the real
+local stack: the chat and REST API functions behind the local gateway with the built page on the
+same origin, moto and the sample upstream behind them, the offline model answering."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlencode
+
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from pydantic import Field
+
+from functions.api.app import create_app as create_api_app
+from local.gateway import LocalGateway
+from local.page import LOCAL_BUILD, PageConfig, page_app
+from local.servers import serve
+from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
+from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
+from sstools_agent.wiring.api import build_api
+from tests.support.agent_stack import (
+    AgentStack,
+    NoAudit,
+    RecordingOfflineModel,
+    chat_app,
+    minted_service_tokens,
+    user_issuer,
+)
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+ARTIFACTS: Final = ROOT / "build" / "test-artifacts" / "browser"
+TOKEN_KEY: Final = "ss-tools.auth.token"
+CHROMIUM_ARGS: Final = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+"""Without the background-networking flags Chromium keeps dialling out, which this closed network
+refuses, many connections at a time."""
+
+
+def chromium_executable() -> str:
+    """Debian's Chromium, installed by the project's script when missing."""
+    script = ROOT / "scripts" / "ensure-chromium"
+    return subprocess.run([script], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@dataclass
+class ModelKnobs:
+    """What a test turns on the model while the site runs: binding tools copies the model, and
+    every copy shares this one object."""
+
+    failures_left: int = 0
+    """The next calls that fail, as when the provider is down."""
+    token_delay_s: float = 0.01
+    """The pause before each streamed word (a slow answer, to stop or reload in the middle)."""
+
+
+class FlakyOfflineModel(RecordingOfflineModel):
+    """The offline model, which a test can slow down or make fail (`knobs`)."""
+
+    knobs: ModelKnobs = Field(default_factory=ModelKnobs)
+
+    def _fail_if_told(self) -> None:
+        if self.knobs.failures_left > 0:
+            self.knobs.failures_left -= 1
+            raise ConnectionError("the model provider is unreachable")
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        self._fail_if_told()
+        return super()._generate(*args, **kwargs)
+
+    async def _astream(self, *args: Any, **kwargs: Any) -> Any:
+        self._fail_if_told()
+        self.token_delay_s = self.knobs.token_delay_s
+        async for chunk in super()._astream(*args, **kwargs):
+            yield chunk
+
+
+@dataclass
+class ServiceTokenSwitch:
+    """The chat's service tokens, which a test can make unavailable (the token endpoint down)."""
+
+    stack: AgentStack
+    available: bool = True
+
+    async def __call__(self) -> str:
+        if not self.available:
+            raise ServiceTokenUnavailable("the service-token endpoint is unreachable")
+        return await minted_service_tokens(self.stack.settings)()
+
+
+@dataclass
+class PageStack:
+    """The local stack's one origin with the page on it, and what tests observe behind it."""
+
+    url: str
+    stack: AgentStack
+    store: DynamoDBConversationStore
+    model: FlakyOfflineModel
+    service_tokens: ServiceTokenSwitch
+
+    def token(self, role: str, subject: str | None = None) -> str:
+        """A JWT of a new user of `role` (each test's users see only their own conversations)."""
+        subject = subject or f"{role}-{uuid.uuid4().hex[:10]}"
+        return user_issuer(self.stack.settings).issue(subject, 3600, {"roles": [role]}).token
+
+    def deploys(self) -> int:
+        """How many deploys the upstream received."""
+        return self.stack.upstream.plan.requests("POST", "/api/dashboards/deploy")
+
+
+@contextmanager
+def page_stack(
+    stack: AgentStack, *, build: Path = LOCAL_BUILD, token_delay_s: float = 0.01
+) -> Iterator[PageStack]:
+    """The chat and REST functions and the built page behind the local gateway, under uvicorn."""
+    model = FlakyOfflineModel(knobs=ModelKnobs(token_delay_s=token_delay_s))
+    switch = ServiceTokenSwitch(stack)
+    chat, store, _ = chat_app(stack, model, audit=NoAudit(), service_token=switch)
+    api = create_api_app(build_api(stack.settings))
+    # Tests do not wait 5 x 5 s for an unreachable backend: the page's config says how long.
+    config = PageConfig(loginUrl="/login-page", reconnectAttempts=3, reconnectDelayMs=300)
+    page = page_app(stack.settings, build=build, config=config)
+    gateway = LocalGateway({"ChatFunction": chat, "ApiFunction": api}, page=page)
+    with serve(gateway, lifespan="on") as url:
+        yield PageStack(url, stack, store, model, switch)
+
+
+@dataclass
+class AgentPage:
+    """One browser tab on /agent, signed in as one user."""
+
+    page: Page
+    origin: str
+    name: str
+    shots: list[Path] = field(default_factory=list)
+    streams_seen: int = 0
+    """Streams the test has waited for on the current page load (`wait_answered`)."""
+
+    def open(self, **query: str) -> AgentPage:
+        """Opens /agent with these URL parameters, as «Спросить агента» does."""
+        suffix = f"?{urlencode(query)}" if query else ""
+        self.page.goto(f"{self.origin}/agent{suffix}")
+        self.wait_ready()
+        return self
+
+    def wait_ready(self) -> None:
+        """Until the page's first load is done (a re-attach included); a new load counts anew."""
+        self.page.wait_for_function("() => window.__agentPage && window.__agentPage.ready")
+        self.streams_seen = 0
+
+    def by(self, test_id: str) -> Locator:
+        return self.page.get_by_test_id(test_id)
+
+    def send(self, text: str) -> None:
+        """Types the message and presses Enter, as a person does."""
+        composer = self.by("composer")
+        expect(composer).to_be_enabled()
+        composer.fill(text)
+        composer.press("Enter")
+
+    def wait_answered(self, timeout_ms: float = 20_000) -> None:
+        """Until one more stream (the one the last send or click started) has ended, and the
+        page is ready for the next message (no Stop button)."""
+        self.page.wait_for_function(
+            "(seen) => window.__agentPage.streamsEnded > seen",
+            arg=self.streams_seen,
+            timeout=timeout_ms,
+        )
+        self.streams_seen = self.page.evaluate("() => window.__agentPage.streamsEnded")
+        expect(self.by("stop")).to_have_count(0, timeout=timeout_ms)
+
+    def last_answer(self) -> str:
+        return self.by("message-assistant").last.inner_text()
+
+    def conversation_id(self) -> str:
+        """The tab's conversation, as its URL names it (`#c=<id>`)."""
+        match = re.search(r"#c=([A-Za-z0-9-]+)", self.page.url)
+        assert match, f"no conversation in {self.page.url}"
+        return match.group(1)
+
+    def screenshot(self, state: str) -> Path:
+        """A picture of the page in this state, kept as a test artifact (not committed)."""
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{self.name}-{state}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        self.shots.append(path)
+        return path
+
+
+def signed_in_context(browser: Browser, token: str) -> BrowserContext:
+    """A fresh browser profile in which ss-tools has stored this user's token."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ru-RU")
+    context.add_init_script(f"localStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)})")
+    return context
+
+
+def another_tab(tab: AgentPage, name: str = "tab2") -> AgentPage:
+    """A second tab in the same browser profile (the same signed-in user)."""
+    return AgentPage(tab.page.context.new_page(), tab.origin, f"{tab.name}-{name}")
