@@ -11,7 +11,6 @@ local stack's demo sign-in.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,13 +33,10 @@ NO_CACHE: Final = {"Cache-Control": "no-cache"}
 IMMUTABLE: Final = "public, max-age=31536000, immutable"
 
 
-@dataclass(frozen=True, slots=True)
-class PageConfig:
-    """`/agent/config.json`: what the page reads at start (in AWS, a file in the page bucket)."""
-
-    loginUrl: str = "/login"
-    reconnectAttempts: int = 5
-    reconnectDelayMs: int = 5000
+PageConfig = dict[str, Any]
+"""`/agent/config.json`, what the page reads at start (in AWS, a file in the page bucket): only
+the fields that differ from the page's own defaults (`web/src/lib/config.ts`), e.g. `loginUrl`,
+`reconnectAttempts`, `reconnectDelayMs`. The local stack serves `{}`: the page's defaults."""
 
 
 def _error(status: int, code: str, detail: str) -> JSONResponse:
@@ -61,7 +57,7 @@ def page_app(
 ) -> Starlette:
     """The page and the demo sign-in, for the local gateway."""
     index = build / "index.html"
-    config_body = json.dumps(asdict(config or PageConfig()))
+    config_body = json.dumps(config or {})
 
     async def page(_: Request) -> Response:
         if not index.is_file():

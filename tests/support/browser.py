@@ -132,7 +132,11 @@ def page_stack(
     chat, store, _ = chat_app(stack, model, audit=NoAudit(), service_token=switch)
     api = create_api_app(build_api(stack.settings))
     # Tests do not wait 5 x 5 s for an unreachable backend: the page's config says how long.
-    config = PageConfig(loginUrl="/login-page", reconnectAttempts=3, reconnectDelayMs=300)
+    config: PageConfig = {
+        "loginUrl": "/login-page",
+        "reconnectAttempts": 3,
+        "reconnectDelayMs": 300,
+    }
     page = page_app(stack.settings, build=build, config=config)
     gateway = LocalGateway({"ChatFunction": chat, "ApiFunction": api}, page=page)
     with serve(gateway, lifespan="on") as url:

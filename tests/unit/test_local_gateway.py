@@ -7,6 +7,9 @@ import pytest
 from fastapi import FastAPI
 
 from local.gateway import LocalGateway, template_routes
+from local.page import page_app
+from sstools_agent.settings import Settings
+from sstools_agent.wiring.adapters import user_verifier_from
 
 pytestmark = pytest.mark.anyio
 
@@ -75,3 +78,61 @@ async def test_unrouted_requests_are_404_with_a_code(method: str, path: str):
 def test_a_function_without_a_local_app_is_refused():
     with pytest.raises(ValueError, match="ApiFunction"):
         LocalGateway({"ChatFunction": named("ChatFunction")})
+
+
+@pytest.fixture
+def built_page(tmp_path):
+    """A built page as Vite lays it out: index.html and hashed assets."""
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "index.html").write_text("<!doctype html><title>agent</title>")
+    (tmp_path / "assets" / "index-3f9a.js").write_text("console.log(1)")
+    return tmp_path
+
+
+async def through_page_gateway(build, method: str, path: str, **kwargs) -> httpx.Response:
+    apps = {"ChatFunction": named("ChatFunction"), "ApiFunction": named("ApiFunction")}
+    page = page_app(Settings(), build=build, config={"loginUrl": "/login"})
+    transport = httpx.ASGITransport(app=LocalGateway(apps, page=page))
+    async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+        return await client.request(method, path, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "path", ["/agent", "/agent?objectType=dashboard&objectId=10", "/agent/", "/agent/c/1"]
+)
+async def test_the_page_is_served_on_the_apis_origin_never_cached(built_page, path):
+    response = await through_page_gateway(built_page, "GET", path)
+    assert response.status_code == 200
+    assert "<title>agent</title>" in response.text
+    assert response.headers["cache-control"] == "no-cache"
+
+
+async def test_hashed_assets_are_cached_and_the_api_is_not_the_pages(built_page):
+    asset = await through_page_gateway(built_page, "GET", "/agent/assets/index-3f9a.js")
+    assert asset.headers["cache-control"] == "public, max-age=31536000, immutable"
+    missing = await through_page_gateway(built_page, "GET", "/agent/assets/nope.js")
+    assert (missing.status_code, missing.json()["code"]) == (404, "NOT_FOUND")
+    api = await through_page_gateway(built_page, "GET", "/api/agent/conversations/abc/active")
+    assert api.json()["function"] == "ApiFunction"
+    config = await through_page_gateway(built_page, "GET", "/agent/config.json")
+    assert config.json() == {"loginUrl": "/login"}
+
+
+async def test_an_unbuilt_page_says_how_to_build_it(tmp_path):
+    response = await through_page_gateway(tmp_path, "GET", "/agent")
+    assert (response.status_code, response.json()["code"]) == (503, "PAGE_NOT_BUILT")
+
+
+@pytest.mark.parametrize("role", ["analyst", "engineer", "admin"])
+async def test_the_demo_sign_in_issues_a_token_of_the_chosen_role(built_page, role):
+    response = await through_page_gateway(
+        built_page, "POST", "/local/demo-token", json={"role": role}
+    )
+    principal = user_verifier_from(Settings()).verify(response.json()["access_token"])
+    assert principal.role == role
+
+
+@pytest.mark.parametrize("body", [{"role": "root"}, {}, ["admin"]])
+async def test_the_demo_sign_in_refuses_an_unknown_role(built_page, body):
+    response = await through_page_gateway(built_page, "POST", "/local/demo-token", json=body)
+    assert (response.status_code, response.json()["code"]) == (422, "VALIDATION_ERROR")
