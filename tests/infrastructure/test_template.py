@@ -281,7 +281,7 @@ def test_the_spa_fallback_sends_page_routes_to_index_html_and_files_through(uri,
     )
     # When it runs on a request for `uri`
     result = subprocess.run(["node", "-e", script], check=True, capture_output=True, text=True)
-    # Then the page's routes (/agent itself too) are the page, files are themselves, / goes to /agent
+    # Then the page's routes (/agent too) are the page, files are themselves, / goes to /agent
     assert result.stdout.strip() == expected
 
 

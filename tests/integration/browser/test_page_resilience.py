@@ -262,3 +262,79 @@ def test_an_old_conversation_without_context_says_context_unavailable(site: Page
     tab.page.goto(f"{site.url}/agent#c={conversation}")
     tab.wait_ready()
     expect(tab.by("context-unavailable")).to_contain_text(re.compile("контекст недоступен", re.I))
+
+
+def test_a_large_output_shows_its_summary_and_opens_whole_from_the_history(
+    site: PageStack, tabs: Tabs
+):
+    # Given every ss-dev dashboard has a 24 000-character description: a search answers ~100 KB
+    marker = "ДЛИННОЕ-ОПИСАНИЕ-"
+    for number, found in enumerate(site.stack.upstream.state.dashboards["ss-dev"].values()):
+        found["description"] = f"{marker}{number} " + "описание " * 2_700
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    tab.send("найди дашборды")
+    tab.wait_answered()
+    # The live stream carries the whole output: nothing to open
+    expect(tab.by("tool-card").first).to_have_attribute("data-state", "done")
+    expect(tab.by("tool-output-full")).to_have_count(0)
+    # When the conversation is opened again, its history holds the summary the model saw
+    tab.page.reload()
+    tab.wait_ready()
+    card = tab.by("tool-card").first
+    expect(card).to_contain_text("сводка")
+    summary = card.locator("pre").first.inner_text()
+    # Then «Показать полный вывод» fetches the whole output, each description whole in it
+    tab.by("tool-output-full").click()
+    whole = tab.by("tool-output-whole")
+    expect(whole).to_contain_text(marker)
+    text = whole.inner_text()
+    assert text.count("описание") >= 2_700 * text.count(marker) > 0
+    assert len(text) > 10 * len(summary)
+    tab.screenshot("tool-output-whole")
+
+
+def test_keyboard_enter_sends_shift_enter_breaks_and_tab_reaches_the_cards_buttons(
+    site: PageStack, tabs: Tabs
+):
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    composer = tab.by("composer")
+    composer.click()
+    tab.page.keyboard.type("задеплой этот дашборд")
+    tab.page.keyboard.press("Shift+Enter")
+    tab.page.keyboard.type("в staging")
+    expect(composer).to_have_value("задеплой этот дашборд\nв staging")
+    expect(tab.by("message-user")).to_have_count(0)
+    tab.page.keyboard.press("Enter")
+    expect(tab.by("confirm-card")).to_have_attribute("data-state", "pending")
+    tab.wait_answered()
+    # Tab through the page until the card's Confirm button has the focus, then press Enter
+    for _ in range(40):
+        if tab.page.evaluate("() => document.activeElement?.dataset.testid") == "confirm-accept":
+            break
+        tab.page.keyboard.press("Tab")
+    else:
+        raise AssertionError("Tab never reached the card's Confirm button")
+    tab.page.keyboard.press("Enter")
+    expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
+    tab.wait_answered()
+    assert site.deploys() == 1
+
+
+def test_the_sidebar_pages_through_many_conversations(site: PageStack, tabs: Tabs):
+    token = site.token("engineer")
+    tab = tabs(site, token)
+    for number in range(23):
+        created = tab.page.request.post(
+            f"{site.url}/api/assistant/conversations",
+            headers={"Authorization": f"Bearer {token}"},
+            data={"title": f"Разговор {number:02d}"},
+        )
+        assert created.status == 201
+    tab.open()
+    items = tab.by("sidebar").get_by_test_id("conversation-item")
+    expect(items).to_have_count(20)
+    tab.by("conversations-more").click()
+    expect(items).to_have_count(23)
+    expect(tab.by("conversations-more")).to_have_count(0)
+    titles = items.all_inner_texts()
+    assert len(set(titles)) == 23  # no page repeats or skips one
