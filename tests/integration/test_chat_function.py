@@ -374,8 +374,15 @@ async def test_reconnect_re_emits_a_pending_confirmation(chat: ChatServer):
         chat, {"action": "resume", "conversation_id": conversation, "last_event_id": first[-1].id}
     )
     assert status == 200
-    assert [e.type for e in replay] == ["confirm_required"]
+    # The card again, then the end of the stream: a client reading to `stream_end` sees both
+    assert [e.type for e in replay] == ["confirm_required", "stream_end"]
     assert replay[0].data["metadata"]["decision"]["tool"] == "deploy_dashboard"
+    # The re-emitted card is no stored event: it has no id, so a client that drops what it has
+    # seen by id still shows it, and its resume point does not move past events it never got
+    assert replay[0].id == ""
+    assert replay[-1].id == ""
+    assert replay[-1].data["metadata"]["conversation_id"] == conversation
+    assert replay[-1].data["metadata"]["assistant_message_id"] is None  # the resume wrote none
 
 
 # --- The sample events -----------------------------------------------------------------------

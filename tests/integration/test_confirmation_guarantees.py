@@ -525,3 +525,11 @@ async def test_a_reconnect_from_before_the_card_still_says_status_unknown(
     assert status == 200
     assert "статус операции неизвестен" in told(replay).lower()
     assert deploys(chat) == 1
+    # and says it so that a client sees it: in an event without an id (a client drops an id it
+    # has seen), before the stream's last event, its end
+    unknown = [e for e in replay if "статус операции неизвестен" in e.data["content"].lower()]
+    assert [e.id for e in unknown] == [""]
+    assert replay[-1].type == "stream_end"
+    assert replay.index(unknown[0]) < len(replay) - 1
+    stored = [int(e.id.rsplit(":", 1)[1]) for e in replay if e.id]
+    assert stored == sorted(set(stored))  # stored events keep their own, increasing ids

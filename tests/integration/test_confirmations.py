@@ -267,9 +267,10 @@ async def test_a_reconnect_re_emits_the_held_card(chat):
         },
     )
     assert status == 200
-    [again] = [e.data["metadata"] for e in replay]
+    again, end = (e.data["metadata"] for e in replay)
     assert again["type"] == "confirm_required"
     assert again["confirmation_id"] == card["confirmation_id"]
+    assert end["type"] == "stream_end"
 
 
 async def test_a_new_message_cancels_the_held_card(chat, audit_queue):

@@ -25,8 +25,9 @@ class StreamEncoder(Protocol):
         """The response's Content-Type."""
         ...
 
-    def frame(self, event_id: str, event: ChatEvent) -> bytes:
-        """The bytes for one event (empty when the protocol has nothing to say about it)."""
+    def frame(self, event_id: str | None, event: ChatEvent) -> bytes:
+        """The bytes for one event (empty when the protocol has nothing to say about it);
+        `event_id` is None for an event that is no stored one (said anew on a reconnect)."""
         ...
 
     def close(self) -> bytes | None:
@@ -40,8 +41,10 @@ class ChatMessageSSE:
 
     media_type: Final = "text/event-stream"
 
-    def frame(self, event_id: str, event: ChatEvent) -> bytes:
-        return f"id: {event_id}\ndata: {_JSON.encode(event.to_wire())}\n\n".encode()
+    def frame(self, event_id: str | None, event: ChatEvent) -> bytes:
+        data = f"data: {_JSON.encode(event.to_wire())}\n\n"
+        # Without an `id:` line a client's last event id stays where it was (SSE's own rule).
+        return (data if event_id is None else f"id: {event_id}\n{data}").encode()
 
     def close(self) -> bytes | None:
         """Nothing: `stream_end` is an event of its own."""

@@ -96,8 +96,9 @@ class ChatService:
         )
         return OpenedTurn(turn, AgentRunContext(principal, ui_context, service_token, request_id))
 
-    def events(self, opened: OpenedTurn) -> AsyncIterator[tuple[str, ChatEvent]]:
-        """The turn's events with their ids: a replay for `resume`, else the run itself."""
+    def events(self, opened: OpenedTurn) -> AsyncIterator[tuple[str | None, ChatEvent]]:
+        """The turn's events with their ids (None for one said anew on a reconnect): a replay
+        for `resume`, else the run itself."""
         if opened.turn.action == "resume":
             return self.turns.follow(opened.turn)
         return self.turns.stream(opened.turn, opened.context)

@@ -714,26 +714,37 @@ class ChatTurns:
 
     async def follow(
         self, turn: PreparedTurn, *, limit_s: float = FOLLOW_LIMIT_S
-    ) -> AsyncIterator[tuple[str, ChatEvent]]:
+    ) -> AsyncIterator[tuple[str | None, ChatEvent]]:
         """Replays events after `turn.resume_after`, following a run still in progress; then
-        re-emits a pending confirmation the client has not seen."""
+        re-emits a pending confirmation the client has not seen, or says what became of a
+        confirmed call; and ends with `stream_end`, as every stream does.
+
+        Replayed events keep their stored ids. What is said anew here is no stored event: it has
+        no id (None), so a client that drops events by an id it has seen still shows it, and its
+        resume point never moves past events it did not get."""
         conversation_id = turn.conversation.conversation_id
         seq, deadline = turn.resume_after, time.monotonic() + limit_s
         replayed_cards: set[str] = set()
+        ended = False
         while True:
             for stored_seq, wire in await self.store.events_after(conversation_id, seq):
                 seq = stored_seq
                 event = ChatEvent.from_wire(wire)
                 if isinstance(event, ConfirmRequired) and event.confirmation_id:
                     replayed_cards.add(event.confirmation_id)
+                ended = isinstance(event, StreamEnd)
                 yield event_id(conversation_id, seq), event
             current = await self.store.get(conversation_id)
             running = current is not None and current.is_running(time.time())
             if not running or time.monotonic() > deadline:
                 break
             await asyncio.sleep(FOLLOW_POLL_S)
-        for event in await self._open_card(current, replayed_cards):
-            yield event_id(conversation_id, seq), event
+        said = await self._open_card(current, replayed_cards)
+        for event in said:
+            yield None, event
+        if said or not ended:
+            # A replay writes no messages: its end names none.
+            yield None, StreamEnd(conversation_id, None, None)
 
     async def _open_card(
         self, conversation: Conversation | None, replayed: set[str]

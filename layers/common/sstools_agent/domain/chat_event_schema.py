@@ -98,7 +98,8 @@ class StreamEndMetadata(TypedDict):
     type: Literal[EventType.STREAM_END]
     conversation_id: str
     user_message_id: str | None
-    assistant_message_id: str
+    assistant_message_id: str | None
+    """None when the stream wrote no answer (a reconnect's replay)."""
 
 
 @with_config(_STRICT)

@@ -297,7 +297,8 @@ class StreamEnd(ChatEvent):
     type: ClassVar[Literal[EventType.STREAM_END]] = EventType.STREAM_END
     conversation_id: str
     user_message_id: str | None
-    assistant_message_id: str
+    assistant_message_id: str | None
+    """None when the stream wrote no answer (a reconnect's replay)."""
 
     @property
     def metadata(self) -> dict[str, Any]:

@@ -225,7 +225,7 @@ export interface StreamEndMetadata {
   type: "stream_end";
   conversation_id: string;
   user_message_id: string | null;
-  assistant_message_id: string;
+  assistant_message_id: string | null;
 }
 /**
  * A whole message of plain text in `content`.
