@@ -211,6 +211,7 @@ class TurnRecorder:
                 self.text.append(("\n" if self.text else "") + event.text)
             case ToolStart():
                 self.tool_calls[event.tool_call_id] = {
+                    "tool_call_id": event.tool_call_id,
                     "tool": event.tool,
                     "input": event.tool_input,
                     "status": "started",
@@ -221,7 +222,9 @@ class TurnRecorder:
                 self.confirmations.append(event.metadata)
 
     def _closed(self, event: ToolEnd | ToolError | PermissionDenied) -> None:
-        call = self.tool_calls.setdefault(event.tool_call_id, {"tool": event.tool})
+        call = self.tool_calls.setdefault(
+            event.tool_call_id, {"tool_call_id": event.tool_call_id, "tool": event.tool}
+        )
         call["status"] = str(event.type)
         match event:
             case ToolEnd():

@@ -108,7 +108,7 @@ class HistoryMessage(BaseModel):
     created_at: str
     seq: int
     tool_calls: list[dict[str, Any]]
-    """Each call as the chat streamed it: tool, input, status, output or error."""
+    """Each call as the chat streamed it: tool_call_id, tool, input, status, output or error."""
     confirmations: list[dict[str, Any]]
     """Cards shown (confirm_required) and their outcomes (confirm_resolved)."""
     ui_context: dict[str, Any] | None
