@@ -32,8 +32,10 @@ SITES: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    # Per module, not per session: Playwright's sync API runs an event loop in this thread for as
+    # long as it lives, and the async tests after these modules need the thread's loop free.
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=chromium_executable(), args=list(CHROMIUM_ARGS)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from playwright.sync_api import expect
 
+from local.fault_injection import Fault, FaultKind
 from tests.integration.browser.test_page_context import DASHBOARD_10
 from tests.support.browser import AgentPage, PageStack
 
@@ -121,3 +122,66 @@ def test_the_timer_reaches_zero_and_the_card_says_it_expired(sites, upstream_ser
     expect(tab.by("confirm-deny")).to_have_count(0)
     assert site.deploys() == 0
     tab.screenshot("card-expired")
+
+
+def confirmed_deploy_in_flight(site: PageStack, tab: AgentPage) -> str:
+    """A staging deploy confirmed from the page whose upstream call takes 3 s; the conversation."""
+    ask_for_card(tab, "задеплой этот дашборд в staging")
+    site.stack.upstream.plan.add(
+        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=3, times=1)
+    )
+    tab.by("confirm-accept").click()
+    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    expect(deploy).to_have_attribute("data-state", "running")
+    tab.page.wait_for_timeout(500)  # the call has left for the upstream
+    return tab.conversation_id()
+
+
+def test_a_tab_closed_during_a_confirmed_deploy_is_told_the_status_is_unknown(
+    site: PageStack, tabs: Tabs
+):
+    # Given a confirmed deploy on its way when the tab goes (the server sees the connection drop)
+    token = site.token("engineer")
+    first = tabs(site, token)
+    conversation = confirmed_deploy_in_flight(site, first)
+    first.page.close()
+    # When the user opens the conversation again
+    again = tabs(site, token)
+    again.page.goto(f"{site.url}/agent#c={conversation}")
+    again.wait_ready()
+    # Then the page says the truth: the deploy left and its outcome is unknown; no false outage
+    expect(again.page.get_by_text("Статус операции неизвестен")).to_be_visible(timeout=15_000)
+    expect(again.by("error-card")).to_have_count(0)
+    expect(again.by("connection")).to_have_attribute("data-state", "online")
+    assert site.deploys() == 1
+    again.screenshot("status-unknown")
+
+
+def test_stop_during_a_confirmed_deploy_says_its_status_is_unknown(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer"))
+    confirmed_deploy_in_flight(site, tab)
+    tab.by("stop").click()
+    tab.wait_answered()
+    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    expect(deploy).to_have_attribute("data-state", "error")
+    expect(deploy).to_contain_text("TOOL_OUTCOME_UNKNOWN")
+    expect(tab.by("error-card")).to_have_count(0)
+    assert site.deploys() == 1
+
+
+def test_a_denied_card_leaves_its_call_marked_not_run(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer"))
+    ask_for_card(tab, "задеплой этот дашборд в staging")
+    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    expect(deploy).to_have_attribute("data-state", "waiting")
+    expect(deploy).to_contain_text("ждёт подтверждения")
+    tab.by("confirm-deny").click()
+    tab.wait_answered()
+    expect(deploy).to_have_attribute("data-state", "not_run")
+    expect(deploy).to_contain_text("ничего не изменено")
+    # and so it reads after a reload, from the history
+    tab.page.reload()
+    tab.wait_ready()
+    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    expect(deploy).to_have_attribute("data-state", "not_run")
+    assert site.deploys() == 0

@@ -276,6 +276,33 @@ describe("connect().submit", () => {
     expect(error).toMatchObject({ status, code: body.code, detail: body.detail });
   });
 
+  it("on a reconnect shows what the server says anew (no id) and reads to the stream's own end", async () => {
+    const anew = (content: string, metadata: Record<string, unknown> = {}) =>
+      `data: ${JSON.stringify({ role: "assistant", content, metadata })}\n\n`;
+    const unknown = "Статус операции неизвестен — проверьте статус.";
+    const { impl } = fakeFetch([
+      streamResponse([
+        token("c1:3", "A"), // seen before the drop
+        end("c1:4"), // the turn's stored end, seen too
+        anew(unknown), // said anew: no id
+        anew("", {
+          type: "stream_end",
+          conversation_id: "c1",
+          user_message_id: null,
+          assistant_message_id: null,
+        }),
+      ]),
+    ]);
+    const client = connect("", { getToken: () => "jwt", fetch: impl });
+    const seen = await collect(
+      client.submit({ text: "" }, ["c1", "resume"], { lastEventId: "c1:4" }),
+    );
+    expect(seen.map((e) => e.content || (e.metadata as { type?: string }).type)).toEqual([
+      unknown,
+      "stream_end",
+    ]);
+  });
+
   it("maps a body that is not JSON to a ChatHttpError too", async () => {
     const { impl } = fakeFetch([new Response("Bad gateway", { status: 502 })]);
     const client = connect("", { getToken: () => "jwt", fetch: impl });
@@ -283,44 +310,81 @@ describe("connect().submit", () => {
     expect(error).toMatchObject({ status: 502, code: "INTERNAL_ERROR", detail: "Bad gateway" });
   });
 
-  it("cancel() aborts the stream and posts the cancel endpoint; 409 NOT_RUNNING is fine", async () => {
+  /** A chat stream that stays open until the test says; the cancel endpoint answers `cancelStatus`. */
+  function openStream(
+    cancelStatus: number,
+    onCancel?: (body: ReadableStreamDefaultController<Uint8Array>) => void,
+  ) {
     let bodyController: ReadableStreamDefaultController<Uint8Array> | undefined;
-    let chatSignal: AbortSignal | undefined;
+    const state: { chatSignal?: AbortSignal; calls: Call[] } = { calls: [] };
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         bodyController = controller;
         controller.enqueue(enc.encode(token("c7:1", "A")));
       },
     });
-    const calls: Call[] = [];
     const impl = (async (url: string, init: RequestInit = {}) => {
-      calls.push({
+      state.calls.push({
         url,
         init,
         body: JSON.parse(String(init.body)),
         headers: init.headers as Record<string, string>,
       });
       if (url.endsWith("/api/agent/chat")) {
-        chatSignal = init.signal ?? undefined;
-        chatSignal?.addEventListener("abort", () =>
+        state.chatSignal = init.signal ?? undefined;
+        state.chatSignal?.addEventListener("abort", () =>
           bodyController?.error(new DOMException("aborted", "AbortError")),
         );
         return new Response(body, { status: 200 });
       }
-      return jsonResponse(409, { code: "NOT_RUNNING", detail: "nothing runs" });
+      if (bodyController) onCancel?.(bodyController);
+      return cancelStatus === 202
+        ? new Response(null, { status: 202 })
+        : jsonResponse(409, { code: "NOT_RUNNING", detail: "nothing runs" });
     }) as unknown as typeof fetch;
+    return { impl, state };
+  }
+
+  it("cancel() asks the server to stop and lets the stream say what became of the run", async () => {
+    const stopped = "Генерация остановлена по запросу; ход сохранён до этого места.";
+    const { impl, state } = openStream(202, (body) => {
+      // The server stops the run: its closing word, then stream_end
+      body.enqueue(enc.encode(sse("c7:2", {}, stopped) + end("c7:3", "c7")));
+      body.close();
+    });
     const client = connect("", { getToken: () => "jwt", fetch: impl });
     const submission = client.submit({ text: "q" });
     const seen: ChatMessage[] = [];
+    let cancelled: Promise<void> | undefined;
     for await (const event of submission) {
       seen.push(event);
-      await submission.cancel();
+      cancelled ??= submission.cancel();
     }
+    await cancelled;
+    expect(seen.map((e) => e.content || (e.metadata as { type?: string }).type)).toEqual([
+      "stream_token",
+      stopped,
+      "stream_end",
+    ]);
+    expect(state.calls.map((c) => c.url)).toEqual(["/api/agent/chat", "/api/agent/chat/cancel"]);
+    expect(state.calls[1].body).toEqual({ conversation_id: "c7" });
+    expect(state.calls[1].headers).toMatchObject({ Authorization: "Bearer jwt" });
+  });
+
+  it("cancel() aborts the stream when the server does not end it in time; 409 NOT_RUNNING is fine", async () => {
+    const { impl, state } = openStream(409);
+    const client = connect("", { getToken: () => "jwt", fetch: impl, cancelGraceMs: 20 });
+    const submission = client.submit({ text: "q" });
+    const seen: ChatMessage[] = [];
+    let cancelled: Promise<void> | undefined;
+    for await (const event of submission) {
+      seen.push(event);
+      cancelled ??= submission.cancel();
+    }
+    await cancelled;
     expect(seen).toHaveLength(1);
-    expect(chatSignal?.aborted).toBe(true);
-    expect(calls.map((c) => c.url)).toEqual(["/api/agent/chat", "/api/agent/chat/cancel"]);
-    expect(calls[1].body).toEqual({ conversation_id: "c7" });
-    expect(calls[1].headers).toMatchObject({ Authorization: "Bearer jwt" });
+    expect(state.chatSignal?.aborted).toBe(true);
+    expect(state.calls.map((c) => c.url)).toEqual(["/api/agent/chat", "/api/agent/chat/cancel"]);
   });
 
   it("cancel() surfaces an unexpected refusal", async () => {

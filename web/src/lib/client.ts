@@ -4,6 +4,7 @@
  * `stream_end`, de-duplicated by the event's seq.
  */
 import type { TokenSource } from "./auth";
+import { DEFAULT_CONFIG } from "./config";
 import {
   ChatHttpError,
   ChatNetworkError,
@@ -38,6 +39,8 @@ export interface ConnectOptions {
   /** No bytes for this long (events or `:` heartbeats) counts as a broken stream. */
   stallTimeoutMs?: number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** After a cancel, how long the stream may take to end by itself (default CANCEL_GRACE_MS). */
+  cancelGraceMs?: number;
   /** Told false when the server cannot be reached, true when a response arrives. */
   onConnectionChange?: (online: boolean) => void;
 }
@@ -80,12 +83,19 @@ function joinUrl(origin: string, path: string): string {
 
 type ReadOutcome = "end" | "broken" | "aborted";
 
+/** After asking the server to stop, how long the stream may take to say what became of the run. */
+export const CANCEL_GRACE_MS = 5000;
+
 class StreamSubmission implements Submission {
   conversationId: string | null;
   lastEventId: string | null;
   private lastSeq = -1;
   private readonly controller = new AbortController();
   private iterated = false;
+  private cancelling = false;
+  private markEnded: () => void = () => undefined;
+  /** Settles when the stream is over (its `stream_end`, an error, or an abort). */
+  private readonly ended = new Promise<void>((resolve) => (this.markEnded = resolve));
 
   constructor(
     private readonly client: Client,
@@ -105,12 +115,34 @@ class StreamSubmission implements Submission {
   [Symbol.asyncIterator](): AsyncIterator<ChatMessage> {
     if (this.iterated) throw new Error("a submission is read once");
     this.iterated = true;
-    return this.run();
+    return this.runToEnd();
+  }
+
+  private async *runToEnd(): AsyncGenerator<ChatMessage, void, undefined> {
+    try {
+      yield* this.run();
+    } finally {
+      this.markEnded();
+    }
   }
 
   async cancel(): Promise<void> {
+    if (this.cancelling) return;
+    this.cancelling = true;
+    if (this.conversationId) {
+      // Ask the server first and keep reading: the run ends with the server's word on what became
+      // of it (a stopped answer, a call that did not run or may have) and `stream_end`. Aborting
+      // first would leave the user without that word.
+      try {
+        await this.client.cancel(this.conversationId);
+      } catch {
+        // not delivered: the abort below still stops the run (the server sees the connection go)
+      }
+      const graceMs = this.client.options.cancelGraceMs ?? CANCEL_GRACE_MS;
+      const grace = new Promise<"late">((resolve) => setTimeout(() => resolve("late"), graceMs));
+      if ((await Promise.race([this.ended, grace])) !== "late") return;
+    }
     this.controller.abort();
-    if (this.conversationId) await this.client.cancel(this.conversationId);
   }
 
   private body(resuming: boolean): Record<string, unknown> {
@@ -146,8 +178,8 @@ class StreamSubmission implements Submission {
 
   private async *run(): AsyncGenerator<ChatMessage, void, undefined> {
     const opts = this.client.options;
-    const attempts = opts.reconnectAttempts ?? 5;
-    const delay = opts.reconnectDelayMs ?? 5000;
+    const attempts = opts.reconnectAttempts ?? DEFAULT_CONFIG.reconnectAttempts;
+    const delay = opts.reconnectDelayMs ?? DEFAULT_CONFIG.reconnectDelayMs;
     const sleep = opts.sleep ?? defaultSleep;
     let resuming = false;
     let failures = 0;
@@ -175,7 +207,7 @@ class StreamSubmission implements Submission {
         opts.onConnectionChange?.(true);
         const seqBefore = this.lastSeq;
         const outcome = yield* this.read(response, attempt);
-        if (outcome !== "broken") return;
+        if (outcome !== "broken" || this.cancelling) return;
         if (this.lastSeq > seqBefore) failures = 0; // progress was made: a fresh budget
         if (!this.conversationId || !this.lastEventId) {
           throw new ChatNetworkError("Поток прервался до первого события", null);
@@ -199,7 +231,7 @@ class StreamSubmission implements Submission {
     if (!response.body) return "broken";
     const reader = response.body.getReader();
     const decoder = new TextDecoder("utf-8");
-    const stallMs = this.client.options.stallTimeoutMs ?? 90_000;
+    const stallMs = this.client.options.stallTimeoutMs ?? DEFAULT_CONFIG.stallTimeoutMs;
     let stalled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const arm = () => {
@@ -212,6 +244,7 @@ class StreamSubmission implements Submission {
     };
     // Heartbeats (`:` comment lines) arrive as bytes, so any chunk re-arms the timer.
     const parser = new SseParser();
+    let ended = false;
     arm();
     try {
       for (;;) {
@@ -226,7 +259,7 @@ class StreamSubmission implements Submission {
         if (stalled) return "broken";
         if (chunk.done) {
           parser.push(decoder.decode());
-          return "broken"; // closed without stream_end
+          return ended ? "end" : "broken"; // closed without stream_end: broken
         }
         arm();
         const events = parser.push(decoder.decode(chunk.value, { stream: true }));
@@ -242,10 +275,12 @@ class StreamSubmission implements Submission {
           if (message === null) continue;
           if (isStreamEnd(message)) {
             this.conversationId = message.metadata.conversation_id || this.conversationId;
+            // A replay holds the ends of the turns it replays and ends with its own: the stream
+            // is over when the server closes it after a `stream_end`.
+            ended = true;
           }
           if (this.controller.signal.aborted) return "aborted";
           yield message;
-          if (isStreamEnd(message)) return "end";
         }
       }
     } finally {

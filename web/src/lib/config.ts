@@ -60,3 +60,13 @@ export async function loadConfig(
     return { ...DEFAULT_CONFIG };
   }
 }
+
+/** Where a 401 sends the person: the login page, told to come back to this page (`next`) with its
+ * context and conversation, unless the configured URL already says where to go. */
+export function loginUrlFor(loginUrl: string, here: string): string {
+  const url = new URL(loginUrl, here);
+  if (!url.searchParams.has("next")) url.searchParams.set("next", here);
+  return url.origin === new URL(here).origin
+    ? url.pathname + url.search + url.hash
+    : url.toString();
+}

@@ -91,6 +91,10 @@ function queryString(query: Query): string {
   return text ? `?${text}` : "";
 }
 
+/** A path of this API: `/api/...` with URL-safe characters only (no backslash, no `//`). */
+const API_PATH =
+  /^\/api\/(?!\/)[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*(\?[A-Za-z0-9\-._~%!$&'()*+,;=:@/?]*)?$/;
+
 export class RestClient {
   private readonly fetchImpl: typeof fetch;
 
@@ -104,8 +108,10 @@ export class RestClient {
 
   /** Any same-origin API path (e.g. a tool output's `output_ref`), as JSON. */
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    if (!path.startsWith("/") || path.startsWith("//")) {
-      throw new ChatHttpError(0, "VALIDATION_ERROR", `not a same-origin path: ${path}`);
+    if (!API_PATH.test(path)) {
+      // The bearer token goes with the request: only this API's own paths, never a URL that a
+      // browser would resolve elsewhere ("//host", "/\\host", a scheme).
+      throw new ChatHttpError(0, "VALIDATION_ERROR", `not an API path: ${path}`);
     }
     const token = await this.options.getToken();
     if (!token) throw new ChatHttpError(401, "UNAUTHORIZED", "Нет токена входа");

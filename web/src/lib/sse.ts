@@ -1,6 +1,9 @@
 /**
  * An incremental parser of `text/event-stream` (the WHATWG rules): feed it decoded text in
  * chunks split anywhere (inside a line, between `\r` and `\n`), get whole events back.
+ * One deliberate difference: an event's `id` is its own `id:` line or null, not the last id seen,
+ * because the chat says things anew on a reconnect without an id (they are no stored events) and
+ * the client must not take them for events it already has.
  */
 
 export interface SseEvent {

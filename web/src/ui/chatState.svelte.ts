@@ -15,7 +15,9 @@ import {
 } from "../lib/events";
 import type { HistoryConfirmation, HistoryMessage } from "../lib/rest";
 
-export type ToolState = "running" | "done" | "error";
+/** `waiting`: its card waits for the user; `not_run`: the card was not confirmed, so the call
+ * never ran and changed nothing. */
+export type ToolState = "running" | "done" | "error" | "waiting" | "not_run";
 export type ConfirmState = "pending" | ConfirmationResult;
 
 export interface UserItem {
@@ -110,8 +112,12 @@ export class ChatState {
     this.openText = null;
     const last = this.items[this.items.length - 1];
     // One outage is one card: a second failure of the same kind in a row (the sidebar's list and
-    // the message, say) replaces the card rather than stacking another.
-    if (last?.kind === "error" && last.code === code) this.items.pop();
+    // the message, say) updates the card rather than stacking another; what it may retry stays.
+    if (last?.kind === "error" && last.code === code) {
+      last.detail = detail;
+      last.status = status;
+      return last;
+    }
     return this.push({
       kind: "error",
       key: nextKey("e"),
@@ -246,13 +252,16 @@ export class ChatState {
         return existing;
       }
       this.openText = null;
-      return this.push(confirmFrom(m));
+      const card = this.push(confirmFrom(m));
+      this.settleCallOf(card);
+      return card;
     }
     if (isConfirmResolved(event)) {
       const item = this.lastPendingConfirm();
       if (item) {
         item.state = event.metadata.result;
         item.sending = false;
+        this.settleCallOf(item);
       }
       this.openText = null;
       return item ?? null;
@@ -281,8 +290,30 @@ export class ChatState {
     return null; // stream_end and anything unknown
   }
 
-  /** Renders stored history: messages, their tool calls, their cards (resolved or not). */
-  loadHistory(messages: HistoryMessage[], pendingConfirmationId: string | null = null): void {
+  /** What the card's decision means for its call's card: waiting while the card waits, running
+   * once confirmed (until its result arrives), never run when it was not confirmed. */
+  private settleCallOf(card: ConfirmItem): void {
+    const call = this.items.find(
+      (item): item is ToolItem => item.kind === "tool" && item.toolCallId === card.toolCallId,
+    );
+    if (!call || call.state === "done" || (call.state === "error" && call.code)) return;
+    if (card.state === "pending") call.state = "waiting";
+    else if (card.state === "confirmed")
+      call.state = call.state === "waiting" ? "running" : call.state;
+    else {
+      call.state = "not_run";
+      call.error = undefined;
+    }
+  }
+
+  /** Renders stored history: messages, their tool calls, their cards (resolved or not).
+   * `running`: a run holds the conversation now (another tab, or the run this tab re-attaches
+   * to), so a card the history leaves open may be being decided: it is left to the replay. */
+  loadHistory(
+    messages: HistoryMessage[],
+    pendingConfirmationId: string | null = null,
+    running = false,
+  ): void {
     this.clear();
     for (const message of messages) {
       if (message.role === "user") {
@@ -339,9 +370,14 @@ export class ChatState {
     for (const item of this.items) {
       if (item.kind !== "confirm" || item.state !== "pending") continue;
       if (item.confirmationId !== null && item.confirmationId === pendingConfirmationId) continue;
+      if (running) {
+        item.sending = true; // being decided: the replay says how it ended
+        continue;
+      }
       const expired = item.expiresAt !== null && Date.parse(item.expiresAt) <= Date.now();
       item.state = expired ? "expired" : "cancelled";
     }
+    for (const item of this.items) if (item.kind === "confirm") this.settleCallOf(item);
     this.openText = null;
   }
 }

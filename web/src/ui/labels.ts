@@ -1,4 +1,5 @@
 /** Russian wording for codes, object types, roles and card states. */
+import type { ToolState } from "./chatState.svelte";
 
 export const ERROR_TITLES: Record<string, string> = {
   LLM_UNAVAILABLE: "Модель недоступна",
@@ -34,6 +35,14 @@ export const OBJECT_TYPE_LABELS: Record<string, string> = {
   dashboard: "Дашборд",
   dataset: "Датасет",
   migration: "Миграция",
+};
+
+export const TOOL_STATE_LABELS: Record<ToolState, string> = {
+  running: "выполняется",
+  done: "готово",
+  error: "ошибка",
+  waiting: "ждёт подтверждения",
+  not_run: "не выполнялся — ничего не изменено",
 };
 
 export const CONFIRM_STATE_LABELS: Record<string, string> = {

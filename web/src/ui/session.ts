@@ -1,6 +1,6 @@
-/** Per-tab memory: the conversation in the URL hash, the last event id per conversation. */
+/** Per-tab memory: the conversation in the URL hash; where a re-attached stream picks up. */
+import type { HistoryMessage } from "../lib/rest";
 
-const LAST_EVENT_PREFIX = "ss-tools.agent.lastEventId:";
 const CONVERSATION_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 /** `#c=<conversation id>` → the id (null for anything else). */
@@ -17,22 +17,15 @@ export function writeHash(conversationId: string | null): void {
   window.history.replaceState(window.history.state, "", text);
 }
 
-function session(): Storage | null {
-  try {
-    return typeof sessionStorage === "undefined" ? null : sessionStorage;
-  } catch {
-    return null;
-  }
-}
-
-export function rememberLastEventId(conversationId: string, eventId: string): void {
-  try {
-    session()?.setItem(LAST_EVENT_PREFIX + conversationId, eventId);
-  } catch {
-    // storage full or refused: the history's last seq is the fallback
-  }
-}
-
-export function recallLastEventId(conversationId: string): string | null {
-  return session()?.getItem(LAST_EVENT_PREFIX + conversationId) ?? null;
+/**
+ * The `Last-Event-ID` that resumes a conversation whose history this is. A user message has the
+ * seq of its turn's first event, an assistant message the seq of its turn's last: after a user
+ * message (a turn still running, or cut off before its answer was stored) the replay starts at
+ * that turn's first event; after an assistant message, after everything the history shows.
+ */
+export function resumePointAfter(conversationId: string, history: HistoryMessage[]): string | null {
+  const last = history[history.length - 1];
+  if (last === undefined) return null;
+  const seq = last.role === "user" ? last.seq - 1 : last.seq;
+  return `${conversationId}:${seq}`;
 }
