@@ -1,9 +1,10 @@
 """The /agent page on the local stack's origin, as CloudFront serves it from S3 in AWS, and the
 local stack's demo sign-in.
 
-- `/agent/assets/...`: the built page's hashed files (`web/dist-local`, a `vite build --mode
-  local`); `/agent/config.json`: the page's configuration; any other `/agent...` path: the page's
-  `index.html` (the page reads its context from the query string), never cached.
+- `/agent/assets/...`: the built page's hashed files (`web/dist-local`, a
+  `vite build --mode localstack`); `/agent/config.json`: the page's configuration; any other
+  `/agent...` path: the page's `index.html` (the page reads its context from the query string),
+  never cached, with the page's security headers (as CloudFront sends them).
 - `POST /local/demo-token {"role": "admin"}`: a demo user's JWT. It exists only here: `local/`
   is not part of any deployable, and the page's sign-in that calls it is only in the local build.
 """
@@ -29,7 +30,21 @@ LOCAL_PATH: Final = "/local"
 LOCAL_BUILD: Final = Path(__file__).resolve().parents[1] / "web" / "dist-local"
 DEPLOYABLE_BUILD: Final = LOCAL_BUILD.with_name("dist")
 """The production build (no demo sign-in), what the page bucket holds in AWS."""
-NO_CACHE: Final = {"Cache-Control": "no-cache"}
+CONTENT_SECURITY_POLICY: Final = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'self'"
+)
+"""The page's own files only: its one script and stylesheet, the API on its origin. The user's
+token sits in local storage and model text is rendered as HTML (markdown, HTML off): a policy
+that runs nothing else is the second wall. CloudFront sends the same (template.yaml,
+`PageSecurityHeadersPolicy`; `tests/infrastructure/test_template.py` holds them equal)."""
+SECURITY_HEADERS: Final = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+NO_CACHE: Final = {"Cache-Control": "no-cache", **SECURITY_HEADERS}
 IMMUTABLE: Final = "public, max-age=31536000, immutable"
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from local.page import SECURITY_HEADERS
 from local.sam_template import TEMPLATE_PATH, check_template, load_template, packaged, translate
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 
@@ -360,3 +361,20 @@ def test_the_stack_tells_where_the_page_is():
     }
     assert outputs["PageDistributionId"]["Value"] == {"Ref": "PageDistribution"}
     assert outputs["PageBucketName"]["Value"] == {"Ref": "PageBucket"}
+
+
+@pytest.mark.parametrize("path", [*PAGE_PATHS, "/agent", "/"])
+def test_the_page_is_served_with_the_same_security_headers_as_locally(path):
+    # Given the page's behaviours in AWS and the headers the local stack sends with the page
+    policy = resource("PageSecurityHeadersPolicy")["ResponseHeadersPolicyConfig"]
+    headers = policy["SecurityHeadersConfig"]
+    # Then every page path gets the policy, whose CSP is the local stack's, word for word
+    assert behaviour(path)["ResponseHeadersPolicyId"] == {"Ref": "PageSecurityHeadersPolicy"}
+    csp = headers["ContentSecurityPolicy"]
+    assert csp == {
+        "ContentSecurityPolicy": SECURITY_HEADERS["Content-Security-Policy"],
+        "Override": True,
+    }
+    assert headers["ReferrerPolicy"]["ReferrerPolicy"] == SECURITY_HEADERS["Referrer-Policy"]
+    assert headers["ContentTypeOptions"] == {"Override": True}
+    assert headers["StrictTransportSecurity"]["AccessControlMaxAgeSec"] >= 31536000

@@ -105,6 +105,8 @@ async def test_the_page_is_served_on_the_apis_origin_never_cached(built_page, pa
     assert response.status_code == 200
     assert "<title>agent</title>" in response.text
     assert response.headers["cache-control"] == "no-cache"
+    assert response.headers["content-security-policy"].startswith("default-src 'self'")
+    assert response.headers["x-content-type-options"] == "nosniff"
 
 
 async def test_hashed_assets_are_cached_and_the_api_is_not_the_pages(built_page):

@@ -83,9 +83,17 @@ def tabs(
     """Opens a tab on a site as a user (`role`, or a token from `site.token`); the same token
     opens a second tab of the same user (another browser profile: another page visit)."""
     contexts = []
+    refused: list[str] = []
 
     def open_tab(site: PageStack, token: str) -> AgentPage:
         context = signed_in_context(browser, token)
+        # Anything the page's security policy refuses is a defect of the page (or an injection)
+        context.on(
+            "console",
+            lambda message: (
+                refused.append(message.text) if "Content Security Policy" in message.text else None
+            ),
+        )
         contexts.append(context)
         name = f"{request.node.name}-{len(contexts)}".replace("/", "_")
         return AgentPage(context.new_page(), site.url, name)
@@ -93,3 +101,4 @@ def tabs(
     yield open_tab
     for context in contexts:
         context.close()
+    assert not refused, f"the page broke its own content security policy: {refused}"
