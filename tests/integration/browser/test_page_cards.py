@@ -4,8 +4,10 @@ permission card; and what runs after a click: exactly the call the card showed, 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
+import pytest
 from playwright.sync_api import expect
 
 from local.fault_injection import Fault, FaultKind
@@ -185,3 +187,20 @@ def test_a_denied_card_leaves_its_call_marked_not_run(site: PageStack, tabs: Tab
     deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
     expect(deploy).to_have_attribute("data-state", "not_run")
     assert site.deploys() == 0
+
+
+@pytest.mark.parametrize("skew_s", [6 * 60, -60 * 60], ids=["6 min fast", "1 h slow"])
+def test_the_countdown_keeps_the_servers_time_whatever_the_device_clock_says(
+    site: PageStack, tabs: Tabs, skew_s: int
+):
+    # Given a device whose clock is off (the card's expiry is the server's time)
+    tab = tabs(site, site.token("engineer"))
+    tab.page.clock.install(time=time.time() + skew_s)
+    ask_for_card(tab, "задеплой этот дашборд в staging")
+    # Then the card waits with the server's five minutes, and may be confirmed
+    expect(tab.by("confirm-card")).to_have_attribute("data-state", "pending")
+    expect(tab.by("confirm-countdown")).to_have_text(re.compile(r"\b0?[45]:[0-9]{2}\b"))
+    tab.by("confirm-accept").click()
+    expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
+    tab.wait_answered()
+    assert site.deploys() == 1

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from local.gateway import template_routes
 from local.page import LOCAL_BUILD
-from tests.support.browser import ROOT, AgentPage, PageStack
+from tests.support.browser import ROOT, TOKEN_KEY, AgentPage, PageStack
 from tests.support.seed import SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 
 Tabs = Callable[[PageStack, str], AgentPage]
@@ -26,13 +26,13 @@ DASHBOARD_10 = {
 def stored_context(site: PageStack, tab: AgentPage) -> dict[str, object] | None:
     """The page context the conversation was started with, as the chat function stored it."""
     history = tab.page.evaluate(
-        """async (id) => {
-            const token = localStorage.getItem("ss-tools.auth.token");
+        """async ([id, key]) => {
+            const token = localStorage.getItem(key);
             const answer = await fetch(`/api/assistant/history?conversation_id=${id}`,
                 {headers: {Authorization: `Bearer ${token}`}});
             return await answer.json();
         }""",
-        tab.conversation_id(),
+        [tab.conversation_id(), TOKEN_KEY],
     )
     users = [item for item in history["items"] if item["role"] == "user"]
     context: dict[str, object] | None = users[-1]["ui_context"]

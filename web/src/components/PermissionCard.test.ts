@@ -12,7 +12,7 @@ describe("PermissionCard", () => {
           key: "p1",
           tool: "deploy_dashboard",
           requiredRole: "admin",
-          text: "Недостаточно прав: deploy_dashboard требует роль admin.",
+          text: "deploy_dashboard требует роль admin.",
           dismissed: false,
         },
         onDismiss,
@@ -20,7 +20,8 @@ describe("PermissionCard", () => {
     });
     const el = screen.getByTestId("permission-card");
     expect(el.getAttribute("role")).toBe("group");
-    expect(el.textContent).toContain("Недостаточно прав");
+    // the card's own title, not the server's text, says it
+    expect(el.querySelector("h3")?.textContent).toContain("Недостаточно прав");
     expect(screen.getByTestId("permission-role").textContent).toBe("Требуется роль: admin");
     expect(screen.queryByTestId("confirm-accept")).toBeNull();
     const buttons = el.querySelectorAll("button");

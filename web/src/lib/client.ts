@@ -41,6 +41,8 @@ export interface ConnectOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** After a cancel, how long the stream may take to end by itself (default CANCEL_GRACE_MS). */
   cancelGraceMs?: number;
+  /** Told each chat response's `Date` header (the server's clock; cards expire by it). */
+  onServerDate?: (date: string | null) => void;
   /** Told false when the server cannot be reached, true when a response arrives. */
   onConnectionChange?: (online: boolean) => void;
 }
@@ -203,6 +205,7 @@ class StreamSubmission implements Submission {
           await sleep(delay, this.controller.signal);
           continue;
         }
+        opts.onServerDate?.(response.headers.get("date"));
         if (!response.ok) throw await httpErrorFrom(response);
         opts.onConnectionChange?.(true);
         const seqBefore = this.lastSeq;

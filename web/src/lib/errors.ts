@@ -49,10 +49,10 @@ function fallbackCode(status: number): string {
   if (status === 401) return "UNAUTHORIZED";
   if (status === 403) return "FORBIDDEN";
   if (status === 404) return "NOT_FOUND";
-  if (status === 409) return "CONFLICT";
   if (status === 422) return "VALIDATION_ERROR";
   if (status === 429) return "RATE_LIMITED";
-  return "INTERNAL_ERROR";
+  // A refusal without the API's {code, detail} body (a proxy's page, say): no code to invent.
+  return status >= 500 ? "INTERNAL_ERROR" : `HTTP_${status}`;
 }
 
 /** fetch's own failure (no response: refused, DNS, offline), as opposed to an abort. */

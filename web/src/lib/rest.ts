@@ -78,6 +78,8 @@ export interface EnvironmentItem {
 export interface RestOptions {
   getToken: TokenSource;
   fetch?: typeof fetch;
+  /** Told each response's `Date` header (the server's clock). */
+  onServerDate?: (date: string | null) => void;
 }
 
 type Query = Record<string, string | number | null | undefined>;
@@ -126,6 +128,7 @@ export class RestClient {
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: "no-store",
     });
+    this.options.onServerDate?.(response.headers.get("date"));
     if (!response.ok) throw await httpErrorFrom(response);
     const text = await response.text();
     return (text ? JSON.parse(text) : null) as T;

@@ -14,6 +14,7 @@ import {
   type GuardrailDecision,
 } from "../lib/events";
 import type { HistoryConfirmation, HistoryMessage } from "../lib/rest";
+import { serverNow } from "./clock";
 
 /** `waiting`: its card waits for the user; `not_run`: the card was not confirmed, so the call
  * never ran and changed nothing. */
@@ -339,7 +340,7 @@ export class ChatState {
           toolCallId: call.tool_call_id ?? null,
           tool: call.tool,
           input: call.input,
-          state: status === "tool_end" ? "done" : status === "tool_error" ? "error" : "error",
+          state: status === "tool_end" ? "done" : "error",
           output: call.output,
           hasOutput: call.output !== undefined,
           error: call.error ?? (status === "started" ? "Вызов не завершился" : undefined),
@@ -374,7 +375,7 @@ export class ChatState {
         item.sending = true; // being decided: the replay says how it ended
         continue;
       }
-      const expired = item.expiresAt !== null && Date.parse(item.expiresAt) <= Date.now();
+      const expired = item.expiresAt !== null && Date.parse(item.expiresAt) <= serverNow();
       item.state = expired ? "expired" : "cancelled";
     }
     for (const item of this.items) if (item.kind === "confirm") this.settleCallOf(item);
