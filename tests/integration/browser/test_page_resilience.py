@@ -338,3 +338,20 @@ def test_the_sidebar_pages_through_many_conversations(site: PageStack, tabs: Tab
     expect(tab.by("conversations-more")).to_have_count(0)
     titles = items.all_inner_texts()
     assert len(set(titles)) == 23  # no page repeats or skips one
+
+
+def test_a_message_over_the_limit_is_kept_whole_and_not_sent(site: PageStack, tabs: Tabs):
+    tab = tabs(site, site.token("engineer")).open()
+    long_text = "а" * 9_000
+    tab.by("composer").fill(long_text)
+    # The whole text stays (nothing cut silently); the page says why it cannot be sent
+    expect(tab.by("composer")).to_have_value(long_text)
+    expect(tab.by("composer-limit")).to_contain_text("8000")
+    expect(tab.by("send")).to_be_disabled()
+    tab.by("composer").press("Enter")
+    expect(tab.by("message-user")).to_have_count(0)
+    tab.by("composer").fill("какие есть окружения?")
+    expect(tab.by("composer-limit")).to_have_count(0)
+    tab.by("send").click()
+    tab.wait_answered()
+    expect(tab.by("message-user")).to_have_count(1)

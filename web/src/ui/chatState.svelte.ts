@@ -92,6 +92,8 @@ export class ChatState {
   items = $state<Item[]>([]);
   /** A turn's text continues the last assistant item; a card or a new turn starts another. */
   private openText: AssistantItem | null = null;
+  /** The last event was a whole text message (not a token). */
+  private afterWholeText = false;
 
   clear(): void {
     this.items = [];
@@ -182,9 +184,19 @@ export class ChatState {
 
   /** Applies one stream event; returns the item it created or changed. */
   apply(event: ChatMessage): Item | null {
-    if (isStreamToken(event)) return this.appendText(event.metadata.token, false);
+    if (isStreamToken(event)) {
+      // Tokens after a whole message are a new paragraph, never glued to its last sentence.
+      const separate = this.afterWholeText;
+      const token = separate ? event.metadata.token.trimStart() : event.metadata.token;
+      this.afterWholeText = separate && token === "";
+      return this.appendText(token, separate && token !== "");
+    }
+    this.afterWholeText = false;
     if (isText(event)) {
-      return event.content ? this.appendText(event.content, true) : null;
+      if (!event.content) return null;
+      const item = this.appendText(event.content, true);
+      this.afterWholeText = true;
+      return item;
     }
     if (isToolStart(event)) {
       this.openText = null;

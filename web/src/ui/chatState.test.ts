@@ -12,10 +12,22 @@ describe("ChatState", () => {
     chat.apply(ev({ type: "stream_token", token: "Первое." }));
     chat.apply(ev({}, "Второе."));
     chat.apply(ev({ type: "stream_token", token: " Третье" }));
+    chat.apply(ev({ type: "stream_token", token: " слово." }));
     const assistant = chat.items.filter((i) => i.kind === "assistant");
     expect(assistant).toHaveLength(1);
+    // a whole message is never glued to the tokens around it, on either side
     expect(assistant[0].kind === "assistant" && assistant[0].text).toBe(
-      "Первое.\n\nВторое. Третье",
+      "Первое.\n\nВторое.\n\nТретье слово.",
+    );
+  });
+
+  it("starts the tokens after a whole message on a new paragraph even without a space", () => {
+    const chat = new ChatState();
+    chat.apply(ev({}, "Операция отменена, ничего не изменено."));
+    chat.apply(ev({ type: "stream_token", token: "Хорошо" }));
+    const [assistant] = chat.items;
+    expect(assistant.kind === "assistant" && assistant.text).toBe(
+      "Операция отменена, ничего не изменено.\n\nХорошо",
     );
   });
 

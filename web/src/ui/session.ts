@@ -1,7 +1,8 @@
 /** Per-tab memory: the conversation in the URL hash; where a re-attached stream picks up. */
 import type { HistoryMessage } from "../lib/rest";
 
-const CONVERSATION_ID = /^[A-Za-z0-9-]{1,64}$/;
+/** As the backend writes them (`CONVERSATION_ID_PATTERN`; a Python test holds them equal). */
+export const CONVERSATION_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 /** `#c=<conversation id>` → the id (null for anything else). */
 export function conversationFromHash(hash: string): string | null {

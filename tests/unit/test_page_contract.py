@@ -1,0 +1,34 @@
+"""Facts the /agent page repeats from the backend (it is TypeScript and cannot import them):
+each is checked here against its one home, so a change on either side fails until both agree."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from local.page import LOCAL_BUILD
+from sstools_agent.chat.request import MAX_MESSAGE_CHARS
+from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
+from tests.support.browser import TOKEN_KEY
+
+WEB: Path = LOCAL_BUILD.parent / "src"
+
+
+def _constant(path: str, name: str) -> str:
+    match = re.search(rf"export const {name} = (.+);", (WEB / path).read_text(encoding="utf-8"))
+    assert match, f"{name} is not declared in web/src/{path}"
+    return match.group(1)
+
+
+def test_the_page_knows_the_chats_message_limit():
+    assert int(_constant("ui/limits.ts", "MAX_MESSAGE_CHARS").replace("_", "")) == MAX_MESSAGE_CHARS
+
+
+def test_the_page_reads_conversation_ids_as_the_backend_writes_them():
+    pattern = _constant("ui/session.ts", "CONVERSATION_ID").strip("/")
+    assert pattern == CONVERSATION_ID_PATTERN
+
+
+def test_the_browser_tests_sign_in_where_the_page_looks_for_the_token():
+    assert _constant("lib/auth.ts", "TOKEN_STORAGE_KEY") == json.dumps(TOKEN_KEY)
