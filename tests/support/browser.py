@@ -5,8 +5,8 @@ same origin, moto and the sample upstream behind them, the offline model answeri
 from __future__ import annotations
 
 import json
+import os
 import re
-import subprocess
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,9 +52,15 @@ refuses, many connections at a time."""
 
 
 def chromium_executable() -> str:
-    """Debian's Chromium, installed by the project's script when missing."""
-    script = ROOT / "scripts" / "ensure-chromium"
-    return subprocess.run([script], check=True, capture_output=True, text=True).stdout.strip()
+    """Debian's Chromium (`make chromium` installs it; `CHROMIUM_PATH` names another)."""
+    for candidate in (
+        os.environ.get("CHROMIUM_PATH"),
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+    ):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise RuntimeError("no Chromium: `make chromium` installs Debian's package (make test does)")
 
 
 @dataclass
