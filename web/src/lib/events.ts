@@ -43,7 +43,8 @@ export function eventType(event: unknown): string | null {
   return typeof type === "string" && type !== "" ? type : null;
 }
 
-function is<T extends ChatMessage>(type: string) {
+/** A guard for the event type whose `metadata.type` is `type` (a misspelt type fails to compile). */
+function is<T extends ChatMessage & { metadata: { type: string } }>(type: T["metadata"]["type"]) {
   return (event: ChatMessage): event is T => eventType(event) === type;
 }
 

@@ -107,11 +107,12 @@ class TextMetadata(TypedDict):
     """A plain answer: no `type`."""
 
 
-def _message(name: str, metadata: type, content: str) -> type:
-    """The ChatMessage wrapper `{role, content, metadata}` around one event's metadata."""
+def _message(name: str, metadata: type, doc: str) -> type:
+    """The ChatMessage wrapper `{role, content, metadata}` around one event's metadata; `doc`
+    becomes its description in the schema."""
     fields = {"role": Literal["assistant"], "content": str, "metadata": metadata}
     message = TypedDict(name, fields)  # type: ignore[misc]  # a name known only at run time
-    message.__doc__ = content
+    message.__doc__ = doc
     message.__pydantic_config__ = _STRICT  # type: ignore[attr-defined]
     return message
 
