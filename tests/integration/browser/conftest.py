@@ -1,6 +1,7 @@
 """The /agent page in headless Chromium against the real local stack (tests/support/browser.py).
 
-Sites are built once per session and configuration: the default one, one whose cards expire in
+Sites are built once per module and configuration (and stopped after it, so nothing of them
+runs beside the rest of the suite): the default one, one whose cards expire in
 a few seconds, and one that asks to confirm reads (`CONFIRM_READ_TOOLS`)."""
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sites(
     stack_settings: Settings, upstream_server: SampleUpstream
 ) -> Iterator[Callable[[str], PageStack]]:
