@@ -25,6 +25,7 @@ def test_a_model_outage_shows_the_error_card_and_retry_answers(site: PageStack, 
     card = tab.by("error-card")
     expect(card).to_have_attribute("data-code", "LLM_UNAVAILABLE")
     expect(card).to_contain_text("Модель недоступна")
+    tab.wait_answered()  # the failed stream's end, before the retry's own
     tab.screenshot("error-llm")
     tab.by("error-retry").click()
     tab.wait_answered()
@@ -36,6 +37,7 @@ def test_no_service_token_is_a_tool_failure_card_and_retry_answers(site: PageSta
     site.service_tokens.available = False
     tab.send(STATUS)
     expect(tab.by("error-card")).to_have_attribute("data-code", "TOOL_FAILURE")
+    tab.wait_answered()  # the refused stream's end, before the retry's own
     site.service_tokens.available = True
     tab.by("error-retry").click()
     tab.wait_answered()
