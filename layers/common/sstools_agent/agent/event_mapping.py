@@ -51,6 +51,7 @@ def _text(content: Any) -> str:
 _WHY_NOT_RUN: Final[dict[str, str]] = {
     ConfirmationResult.EXPIRED: "время подтверждения истекло",
     ConfirmationResult.CANCELLED: "отменено новым сообщением",
+    ConfirmationResult.SUPERSEDED: "заменено изменённым вызовом",
 }
 
 

@@ -91,6 +91,7 @@ REJECTED_AS: Final = {
     ConfirmationStatus.DENIED: ConfirmationResult.DENIED,
     ConfirmationStatus.CANCELLED: ConfirmationResult.CANCELLED,
     ConfirmationStatus.EXPIRED: ConfirmationResult.EXPIRED,
+    ConfirmationStatus.SUPERSEDED: ConfirmationResult.SUPERSEDED,
     ConfirmationStatus.PENDING: ConfirmationResult.EXPIRED,  # pending past its time
 }
 # How a confirmed call's journaled outcome reaches the audit log (exactly one per call).
@@ -370,6 +371,7 @@ class ChatTurns:
             ConfirmationStatus.CONFIRMED,
             ConfirmationStatus.DENIED,
             ConfirmationStatus.CANCELLED,
+            ConfirmationStatus.SUPERSEDED,
         ):
             raise ConfirmationDecided(confirmation.confirmation_id)
         expired = confirmation.expired(time.time())

@@ -41,6 +41,8 @@ class ConfirmationResult(StrEnum):
     DENIED = "denied"
     EXPIRED = "expired"
     CANCELLED = "cancelled"
+    SUPERSEDED = "superseded"
+    """Answered with edits that need a card of their own: nothing ran, a new card follows."""
 
 
 class WireEventError(ValueError):

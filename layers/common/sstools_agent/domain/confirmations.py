@@ -37,6 +37,8 @@ class ConfirmationStatus(StrEnum):
     DENIED = "denied"
     EXPIRED = "expired"
     CANCELLED = "cancelled"
+    SUPERSEDED = "superseded"
+    """Answered with edits that changed what the card said: a new card asks again."""
 
 
 class ExecutionState(StrEnum):
