@@ -9,13 +9,17 @@ LOCKS := layers/common/requirements.txt requirements-dev.txt
 SAM_VENV := $(VENV)/sam
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 
-.PHONY: test lint typecheck unit docs eval run token lock clean bench web web-test schema chromium
+.PHONY: test lint typecheck unit docs eval run token lock clean bench web web-test schema chromium \
+	ag-ui-client
 
 # The /agent page (web/): npm ci from its lock, then a build whenever a source changed. `dist-local`
 # is the local stack's build (with the demo sign-in), `dist` the deployable one (without it).
 WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) \
 	$(wildcard web/index.html web/*.config.* web/tsconfig*.json web/package.json)
 WEB_STAMP := web/node_modules/.installed-stamp
+# The official AG-UI client (tests/ag_ui_client/), which the integration tests run with node
+# against the chat function's AG-UI endpoint: npm ci from its lock, nothing to build.
+AG_UI_CLIENT_STAMP := tests/ag_ui_client/node_modules/.installed-stamp
 
 $(STAMP): $(LOCKS)
 	@test -x $(BIN)/python || "$$(scripts/find-python)" -m venv $(VENV)
@@ -33,6 +37,13 @@ $(WEB_STAMP): web/package-lock.json
 	@scripts/check-node
 	cd web && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+$(AG_UI_CLIENT_STAMP): tests/ag_ui_client/package-lock.json
+	@scripts/check-node
+	cd tests/ag_ui_client && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+ag-ui-client: $(AG_UI_CLIENT_STAMP)
 
 web/dist-local/index.html: $(WEB_STAMP) $(WEB_SOURCES)
 	cd web && npm run -s build:local
@@ -66,7 +77,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(SAM_STAMP) web chromium
+unit: $(STAMP) $(SAM_STAMP) web chromium ag-ui-client
 	$(BIN)/pytest
 
 ## docs: regenerate docs/tools.md (the tool reference) from the tool catalog
@@ -97,7 +108,8 @@ lock: $(STAMP)
 	$(BIN)/uv pip compile --python-version 3.12 -q requirements-sam.in -o requirements-sam.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache web/node_modules web/dist web/dist-local
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache web/node_modules web/dist web/dist-local \
+		tests/ag_ui_client/node_modules
 
 ## bench: figures for the agent runtime, measured side by side (prints; asserts nothing)
 bench: export POWERTOOLS_METRICS_DISABLED = true
