@@ -140,6 +140,45 @@ describe("connect().submit", () => {
     });
   });
 
+  it("sends edit with the card's id and the edited arguments, and resumes without them", async () => {
+    const { impl, calls } = fakeFetch([
+      streamResponse([sse("c1:9", { type: "confirm_resolved", result: "confirmed" })], true),
+      streamResponse([end("c1:10")]),
+    ]);
+    const client = connect("", { getToken: () => "jwt", fetch: impl, sleep: noSleep });
+    const editedArgs = { dashboard_ids: [11], target_env_id: "staging", dry_run: false };
+    await collect(
+      client.submit({ text: "" }, ["c1", "edit"], { confirmationId: "conf-1", editedArgs }),
+    );
+    expect(calls[0].body).toEqual({
+      conversation_id: "c1",
+      action: "edit",
+      confirmation_id: "conf-1",
+      edited_args: editedArgs,
+    });
+    // a broken edit stream is resumed like any other: the edit is never sent twice
+    expect(calls[1].body).toEqual({ conversation_id: "c1", action: "resume" });
+  });
+
+  it("refuses an edit before the stream with the server's code and detail", async () => {
+    const { impl } = fakeFetch([
+      jsonResponse(422, {
+        code: "VALIDATION_ERROR",
+        detail: "deploy_dashboard: invalid arguments: target_env_id: bad",
+      }),
+    ]);
+    const client = connect("", { getToken: () => "jwt", fetch: impl });
+    const submission = client.submit({ text: "" }, ["c1", "edit"], {
+      confirmationId: "conf-1",
+      editedArgs: { target_env_id: "bad env" },
+    });
+    await expect(collect(submission)).rejects.toMatchObject({
+      status: 422,
+      code: "VALIDATION_ERROR",
+      detail: "deploy_dashboard: invalid arguments: target_env_id: bad",
+    });
+  });
+
   it("sends resume with Last-Event-ID and drops replayed events it already has", async () => {
     const { impl, calls } = fakeFetch([
       streamResponse([token("c1:4", "old"), token("c1:5", "new"), end("c1:6")]),

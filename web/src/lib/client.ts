@@ -16,7 +16,7 @@ import { isStreamEnd, parseChatMessage, parseEventId, type ChatMessage } from ".
 import { SseParser } from "./sse";
 import type { UIContext } from "./uiContext";
 
-export type ChatAction = null | "confirm" | "deny" | "resume";
+export type ChatAction = null | "confirm" | "deny" | "edit" | "resume";
 
 export interface SubmitInput {
   text: string;
@@ -25,6 +25,8 @@ export interface SubmitInput {
 
 export interface SubmitExtra {
   confirmationId?: string | null;
+  /** With `edit`: the card's arguments as the user edited them (all of them, same keys). */
+  editedArgs?: Record<string, unknown> | null;
   uiContext?: UIContext | null;
   /** With `resume`: replay after this id (`<conversation_id>:<seq>`). */
   lastEventId?: string | null;
@@ -155,6 +157,9 @@ class StreamSubmission implements Submission {
     if (this.conversationId) body.conversation_id = this.conversationId;
     if (action) body.action = action;
     if (!resuming && this.extra.confirmationId) body.confirmation_id = this.extra.confirmationId;
+    if (!resuming && action === "edit" && this.extra.editedArgs) {
+      body.edited_args = this.extra.editedArgs;
+    }
     if (this.extra.uiContext) body.ui_context = this.extra.uiContext;
     return body;
   }
