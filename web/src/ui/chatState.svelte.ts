@@ -201,6 +201,14 @@ export class ChatState {
     if (isToolStart(event)) {
       this.openText = null;
       const m = event.metadata;
+      const known = m.tool_call_id ? this.tool(m.tool_call_id, m.tool) : undefined;
+      if (known) {
+        // A call confirmed with edits starts again with the edited input: the same call, so the
+        // same card, which shows what runs.
+        known.input = m.input;
+        if (known.state === "waiting" || known.state === "not_run") known.state = "running";
+        return known;
+      }
       return this.push({
         kind: "tool",
         key: nextKey("t"),
@@ -266,6 +274,9 @@ export class ChatState {
       }
       this.openText = null;
       const card = this.push(confirmFrom(m));
+      // An edit that needs a card of its own: the call's card shows the edited input.
+      const call = card.toolCallId !== null ? this.tool(card.toolCallId, "") : undefined;
+      if (call && m.input !== undefined) call.input = m.input;
       this.settleCallOf(card);
       return card;
     }
@@ -310,6 +321,8 @@ export class ChatState {
       (item): item is ToolItem => item.kind === "tool" && item.toolCallId === card.toolCallId,
     );
     if (!call || call.state === "done" || (call.state === "error" && call.code)) return;
+    // Superseded: the call waits on the card the edit brought (nothing ran).
+    if (card.state === "superseded") return;
     if (card.state === "pending") call.state = "waiting";
     else if (card.state === "confirmed")
       call.state = call.state === "waiting" ? "running" : call.state;

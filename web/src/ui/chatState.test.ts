@@ -115,3 +115,88 @@ describe("ChatState", () => {
     expect(card.kind === "confirm" && card.state).toBe("confirmed");
   });
 });
+
+describe("ChatState: a card confirmed with edits", () => {
+  const card = (confirmationId: string, input: Record<string, unknown>, tone = "info") =>
+    ev({
+      type: "confirm_required",
+      prompt: "p",
+      thread_id: "th",
+      tool_call_id: "call-1",
+      interrupt_id: "i",
+      confirmation_id: confirmationId,
+      expires_at: null,
+      decision: { tool: "deploy_dashboard", tone, operation: "write" },
+      input,
+    });
+  const original = { dashboard_ids: [10], source_env_id: "ss-dev", target_env_id: "staging" };
+  const start = (input: Record<string, unknown>) =>
+    ev({ type: "tool_start", tool: "deploy_dashboard", input, tool_call_id: "call-1" });
+
+  function waiting(): ChatState {
+    const chat = new ChatState();
+    chat.apply(start(original));
+    chat.apply(card("conf-1", original));
+    return chat;
+  }
+
+  it("runs the edited call on the call's own card, showing the edited input", () => {
+    const chat = waiting();
+    const edited = { ...original, dashboard_ids: [11] };
+    chat.apply(ev({ type: "confirm_resolved", result: "confirmed" }));
+    const again = chat.apply(start(edited));
+    chat.apply(
+      ev({ type: "tool_end", tool: "deploy_dashboard", output: {}, tool_call_id: "call-1" }),
+    );
+    const tools = chat.items.filter((i) => i.kind === "tool");
+    expect(tools).toHaveLength(1);
+    expect(again).toBe(tools[0]);
+    expect(tools[0].kind === "tool" && [tools[0].state, tools[0].input]).toEqual(["done", edited]);
+  });
+
+  it("closes a superseded card as nothing run and waits on the edited call's new card", () => {
+    const chat = waiting();
+    const edited = { ...original, target_env_id: "prod" };
+    chat.apply(ev({ type: "confirm_resolved", result: "superseded" }));
+    chat.apply(card("conf-2", edited, "destructive"));
+    const cards = chat.items.filter((i) => i.kind === "confirm");
+    expect(cards.map((c) => c.kind === "confirm" && [c.confirmationId, c.state])).toEqual([
+      ["conf-1", "superseded"],
+      ["conf-2", "pending"],
+    ]);
+    const tools = chat.items.filter((i) => i.kind === "tool");
+    expect(tools).toHaveLength(1);
+    expect(tools[0].kind === "tool" && [tools[0].state, tools[0].input]).toEqual([
+      "waiting",
+      edited,
+    ]);
+    // the new card is answered like any card: its resolution is its own, the old one stays
+    chat.apply(ev({ type: "confirm_resolved", result: "denied" }));
+    expect(cards.map((c) => c.kind === "confirm" && c.state)).toEqual(["superseded", "denied"]);
+    expect(tools[0].kind === "tool" && tools[0].state).toBe("not_run");
+  });
+
+  it("reads a superseded card from the history", () => {
+    const chat = new ChatState();
+    chat.loadHistory(
+      [
+        {
+          id: "m2",
+          role: "assistant",
+          content: "",
+          created_at: "",
+          seq: 5,
+          tool_calls: [],
+          confirmations: [
+            { type: "confirm_required", confirmation_id: "c1", prompt: "p", expires_at: null },
+            { type: "confirm_resolved", result: "superseded" },
+            { type: "confirm_required", confirmation_id: "c2", prompt: "p", expires_at: null },
+          ],
+        },
+      ],
+      "c2",
+    );
+    const states = chat.items.map((i) => i.kind === "confirm" && i.state);
+    expect(states).toEqual(["superseded", "pending"]);
+  });
+});

@@ -51,6 +51,7 @@ export const CONFIRM_STATE_LABELS: Record<string, string> = {
   denied: "Отклонено",
   expired: "Истекло",
   cancelled: "Отменено",
+  superseded: "Заменено изменённым вызовом — ничего не изменено",
 };
 
 export const TIER_LABELS: Record<string, string> = {
