@@ -208,4 +208,87 @@ describe("App", () => {
     await waitFor(() => expect(screen.getByText("Теперь ответ.")).toBeTruthy());
     expect(chatBodies[1]).toMatchObject({ message: "вопрос", conversation_id: "c2" });
   });
+
+  it("edits a card: a refusal stays on the pending card, a superseding edit brings a new card", async () => {
+    const input = { dashboard_ids: [10], source_env_id: "ss-dev", target_env_id: "staging" };
+    const card = (seq: number, id: string, extra: Record<string, unknown>) =>
+      sse(`c3:${seq}`, {
+        type: "confirm_required",
+        prompt: "Изменения",
+        thread_id: "t",
+        tool_call_id: "call-1",
+        interrupt_id: "i",
+        confirmation_id: id,
+        expires_at: new Date(Date.now() + 60_000).toISOString(),
+        input,
+        decision: { tool: "deploy_dashboard", operation: "write", tone: "info", badge: "STAGING" },
+        ...extra,
+      });
+    const end = (seq: number) =>
+      sse(`c3:${seq}`, {
+        type: "stream_end",
+        conversation_id: "c3",
+        user_message_id: null,
+        assistant_message_id: "a",
+      });
+    const prod = { ...input, target_env_id: "prod" };
+    chatResponses = [
+      () => stream([card(2, "conf-1", {}), end(3)]),
+      () =>
+        json(422, {
+          code: "VALIDATION_ERROR",
+          detail: "deploy_dashboard: invalid arguments: target_env_id: bad",
+        }),
+      () =>
+        stream([
+          sse("c3:5", { type: "confirm_resolved", result: "superseded" }),
+          card(6, "conf-2", {
+            input: prod,
+            decision: {
+              tool: "deploy_dashboard",
+              operation: "write",
+              tone: "destructive",
+              badge: "⚠️ PRODUCTION",
+            },
+          }),
+          end(7),
+        ]),
+    ];
+    render(App);
+    await waitFor(() => expect(window.__agentPage?.ready).toBe(true));
+    await fireEvent.input(screen.getByTestId("composer"), { target: { value: "задеплой" } });
+    await fireEvent.click(screen.getByTestId("send"));
+    await waitFor(() => expect(screen.getByTestId("confirm-edit")).toBeTruthy());
+    await waitFor(() => expect(window.__agentPage?.streamsEnded).toBe(1));
+
+    await fireEvent.click(screen.getByTestId("confirm-edit"));
+    const target = screen.getByTestId("confirm-edit-field-target_env_id");
+    await fireEvent.input(target, { target: { value: "bad env" } });
+    await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
+    await waitFor(() =>
+      expect(screen.getByTestId("confirm-edit-error").textContent).toContain("target_env_id: bad"),
+    );
+    expect(chatBodies[1]).toEqual({
+      conversation_id: "c3",
+      action: "edit",
+      confirmation_id: "conf-1",
+      edited_args: { ...input, target_env_id: "bad env" },
+      ui_context: expect.objectContaining({ envId: "ss-dev" }),
+    });
+    // the refusal is the card's: no error card, the card still waits, the typed value is kept
+    expect(screen.queryByTestId("error-card")).toBeNull();
+    expect(screen.getByTestId("confirm-card").dataset.state).toBe("pending");
+    expect((target as HTMLInputElement).value).toBe("bad env");
+
+    await fireEvent.input(target, { target: { value: "prod" } });
+    await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
+    await waitFor(() => expect(screen.getAllByTestId("confirm-card")).toHaveLength(2));
+    const [old, fresh] = screen.getAllByTestId("confirm-card");
+    expect(chatBodies[2]).toMatchObject({ action: "edit", edited_args: prod });
+    expect(old.dataset.state).toBe("superseded");
+    expect(old.textContent).toMatch(/заменено изменённым вызовом — ничего не изменено/i);
+    expect(fresh.dataset.state).toBe("pending");
+    expect(fresh.dataset.tone).toBe("destructive");
+    expect(fresh.querySelector("[data-testid=confirm-accept]")).not.toBeNull();
+  });
 });

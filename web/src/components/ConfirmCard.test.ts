@@ -151,4 +151,145 @@ describe("ConfirmCard", () => {
     expect(screen.queryByTestId("confirm-accept")).toBeNull();
     expect(screen.queryByTestId("confirm-countdown")).toBeNull();
   });
+
+  it.each(["confirmed", "superseded", "expired"] as const)(
+    "offers no edit on a card that no longer waits (%s)",
+    (state) => {
+      render(ConfirmCard, { props: { item: card({ state }) } });
+      expect(screen.queryByTestId("confirm-edit")).toBeNull();
+      expect(screen.queryByTestId("confirm-edit-form")).toBeNull();
+    },
+  );
+
+  it("says a superseded card was replaced and nothing ran", () => {
+    render(ConfirmCard, { props: { item: card({ state: "superseded" }) } });
+    expect(screen.getByTestId("confirm-card").textContent).toContain(
+      "Заменено изменённым вызовом — ничего не изменено",
+    );
+  });
+});
+
+describe("ConfirmCard: «Изменить»", () => {
+  const input = {
+    dashboard_ids: [10],
+    target_env_id: "staging",
+    limit: 5,
+    dry_run: false,
+    options: null,
+  };
+  const field = (key: string) => screen.getByTestId(`confirm-edit-field-${key}`);
+
+  type OnDecide = (...args: unknown[]) => Promise<void | { refused: string }>;
+
+  async function openEditor(onDecide = vi.fn<OnDecide>(async () => undefined)) {
+    render(ConfirmCard, { props: { item: card({ input }), onDecide } });
+    const toggle = screen.getByTestId("confirm-edit");
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    await fireEvent.click(toggle);
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    expect(toggle.getAttribute("aria-controls")).toBe(screen.getByTestId("confirm-edit-form").id);
+    return onDecide;
+  }
+
+  it("labels one input per argument, of the argument's type, and focuses the first", async () => {
+    await openEditor();
+    expect((field("target_env_id") as HTMLInputElement).type).toBe("text");
+    expect((field("limit") as HTMLInputElement).type).toBe("number");
+    expect((field("dry_run") as HTMLInputElement).type).toBe("checkbox");
+    expect(field("dashboard_ids").tagName).toBe("TEXTAREA");
+    expect(field("options").tagName).toBe("TEXTAREA");
+    for (const key of Object.keys(input)) {
+      expect(screen.getByLabelText(key)).toBe(field(key));
+    }
+    expect(document.activeElement).toBe(field("dashboard_ids"));
+  });
+
+  it("sends every argument with its JSON type kept", async () => {
+    const onDecide = await openEditor();
+    await fireEvent.input(field("target_env_id"), { target: { value: "prod" } });
+    await fireEvent.input(field("limit"), { target: { value: "12" } });
+    await fireEvent.click(field("dry_run"));
+    await fireEvent.input(field("dashboard_ids"), { target: { value: "[10, 11]" } });
+    await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
+    expect(onDecide).toHaveBeenCalledTimes(1);
+    expect(onDecide).toHaveBeenCalledWith("edit", {
+      dashboard_ids: [10, 11],
+      target_env_id: "prod",
+      limit: 12,
+      dry_run: true,
+      options: null,
+    });
+  });
+
+  it("shows a JSON field's parse error and sends nothing while it is invalid", async () => {
+    const onDecide = await openEditor();
+    const submit = screen.getByTestId("confirm-edit-submit") as HTMLButtonElement;
+    await fireEvent.input(field("dashboard_ids"), { target: { value: "[10," } });
+    const problem = screen.getByTestId("confirm-edit-invalid");
+    expect(problem.textContent).toContain("Некорректный JSON");
+    expect(field("dashboard_ids").getAttribute("aria-invalid")).toBe("true");
+    expect(field("dashboard_ids").getAttribute("aria-describedby")).toBe(problem.id);
+    expect(submit.disabled).toBe(true);
+    await fireEvent.submit(screen.getByTestId("confirm-edit-form"));
+    expect(onDecide).not.toHaveBeenCalled();
+    await fireEvent.input(field("dashboard_ids"), { target: { value: "[12]" } });
+    expect(screen.queryByTestId("confirm-edit-invalid")).toBeNull();
+    expect(submit.disabled).toBe(false);
+  });
+
+  it("sends one edit however often it is submitted, and disables every button meanwhile", async () => {
+    const onDecide = await openEditor(vi.fn<OnDecide>(() => new Promise<void>(() => undefined)));
+    const submit = screen.getByTestId("confirm-edit-submit") as HTMLButtonElement;
+    await fireEvent.click(submit);
+    await fireEvent.click(submit);
+    await fireEvent.submit(screen.getByTestId("confirm-edit-form"));
+    await fireEvent.click(screen.getByTestId("confirm-accept"));
+    expect(onDecide).toHaveBeenCalledTimes(1);
+    for (const id of ["confirm-accept", "confirm-deny", "confirm-edit", "confirm-edit-cancel"]) {
+      expect(screen.getByTestId(id).matches(":disabled")).toBe(true);
+    }
+    expect(submit.matches(":disabled")).toBe(true);
+    expect(field("target_env_id").matches(":disabled")).toBe(true);
+  });
+
+  it("keeps the card open with what was typed and the server's reason when the edit is refused", async () => {
+    const detail = "deploy_dashboard: invalid arguments: target_env_id: bad";
+    const onDecide = vi.fn<OnDecide>(async () => ({ refused: detail }));
+    await openEditor(onDecide);
+    await fireEvent.input(field("target_env_id"), { target: { value: "bad env" } });
+    await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
+    await vi.waitFor(() =>
+      expect(screen.getByTestId("confirm-edit-error").textContent).toBe(detail),
+    );
+    expect(screen.getByTestId("confirm-edit-error").getAttribute("role")).toBe("alert");
+    expect((field("target_env_id") as HTMLInputElement).value).toBe("bad env");
+    expect(screen.getByTestId("confirm-card").dataset.state).toBe("pending");
+    // answerable again: fix the edit, confirm the original, or deny
+    expect((screen.getByTestId("confirm-edit-submit") as HTMLButtonElement).disabled).toBe(false);
+    expect((screen.getByTestId("confirm-accept") as HTMLButtonElement).disabled).toBe(false);
+    await fireEvent.click(screen.getByTestId("confirm-deny"));
+    expect(onDecide).toHaveBeenLastCalledWith("deny");
+  });
+
+  it("closes with «Отмена» or Escape, sends nothing, and gives the focus back", async () => {
+    const onDecide = await openEditor();
+    await fireEvent.click(screen.getByTestId("confirm-edit-cancel"));
+    expect(screen.queryByTestId("confirm-edit-form")).toBeNull();
+    await vi.waitFor(() => expect(document.activeElement).toBe(screen.getByTestId("confirm-edit")));
+    await fireEvent.click(screen.getByTestId("confirm-edit"));
+    await fireEvent.keyDown(field("target_env_id"), { key: "Escape" });
+    expect(screen.queryByTestId("confirm-edit-form")).toBeNull();
+    expect(onDecide).not.toHaveBeenCalled();
+  });
+
+  it("takes the form away when the card expires", async () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date("2026-01-01T10:00:00Z"));
+    render(ConfirmCard, { props: { item: card({ input, expiresAt: "2026-01-01T10:00:03Z" }) } });
+    await fireEvent.click(screen.getByTestId("confirm-edit"));
+    expect(screen.getByTestId("confirm-edit-form")).toBeTruthy();
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(screen.queryByTestId("confirm-edit-form")).toBeNull();
+    expect(screen.queryByTestId("confirm-edit")).toBeNull();
+  });
 });

@@ -1,0 +1,84 @@
+/** The confirmation card's «Изменить» form, without the DOM: one field per argument, each kept
+ * as the user typed it, read back into arguments of the same JSON types. */
+
+/** The server refused an edit before anything was decided (422, 403): the card stays pending
+ * and says why. */
+export interface EditRefusal {
+  refused: string;
+}
+
+/** string → text input, number → number input, boolean → checkbox, anything else → JSON. */
+export type FieldKind = "string" | "number" | "boolean" | "json";
+
+export interface EditField {
+  key: string;
+  kind: FieldKind;
+  /** What the input holds (the text of a string, a number or a JSON value). */
+  text: string;
+  /** A checkbox's state. */
+  checked: boolean;
+}
+
+/** The arguments the form edits: a JSON object with at least one key (else nothing to edit). */
+export function editableArgs(input: unknown): Record<string, unknown> | null {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return null;
+  return Object.keys(input).length > 0 ? (input as Record<string, unknown>) : null;
+}
+
+function kindOf(value: unknown): FieldKind {
+  if (typeof value === "string") return "string";
+  if (typeof value === "number") return "number";
+  if (typeof value === "boolean") return "boolean";
+  return "json";
+}
+
+/** The form's fields for the card's arguments, in their order, holding their values. */
+export function fieldsFor(args: Record<string, unknown>): EditField[] {
+  return Object.entries(args).map(([key, value]) => {
+    const kind = kindOf(value);
+    let text = "";
+    if (kind === "string") text = value as string;
+    else if (kind === "number") text = String(value);
+    else if (kind === "json") text = JSON.stringify(value ?? null, null, 2);
+    return { key, kind, text, checked: value === true };
+  });
+}
+
+type Read = { ok: true; value: unknown } | { ok: false; error: string };
+
+function read(field: EditField): Read {
+  switch (field.kind) {
+    case "string":
+      return { ok: true, value: field.text };
+    case "boolean":
+      return { ok: true, value: field.checked };
+    case "number": {
+      const value = field.text.trim() === "" ? NaN : Number(field.text);
+      return Number.isFinite(value) ? { ok: true, value } : { ok: false, error: "Введите число" };
+    }
+    case "json":
+      try {
+        return { ok: true, value: JSON.parse(field.text) as unknown };
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        return { ok: false, error: `Некорректный JSON: ${why}` };
+      }
+  }
+}
+
+/** Why the field's value cannot be sent, or null when it can. */
+export function fieldError(field: EditField): string | null {
+  const result = read(field);
+  return result.ok ? null : result.error;
+}
+
+/** The edited arguments (every key, in order), or null while a field is invalid. */
+export function editedArgs(fields: EditField[]): Record<string, unknown> | null {
+  const args: Record<string, unknown> = {};
+  for (const field of fields) {
+    const result = read(field);
+    if (!result.ok) return null;
+    args[field.key] = result.value;
+  }
+  return args;
+}
