@@ -263,6 +263,7 @@ describe("ConfirmCard: «Изменить»", () => {
     );
     expect(screen.getByTestId("confirm-edit-error").getAttribute("role")).toBe("alert");
     expect((field("target_env_id") as HTMLInputElement).value).toBe("bad env");
+    expect(document.activeElement).toBe(field("target_env_id")); // the field it names
     expect(screen.getByTestId("confirm-card").dataset.state).toBe("pending");
     // answerable again: fix the edit, confirm the original, or deny
     expect((screen.getByTestId("confirm-edit-submit") as HTMLButtonElement).disabled).toBe(false);

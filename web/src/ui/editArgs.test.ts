@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { editableArgs, editedArgs, fieldError, fieldsFor } from "./editArgs";
+import { argumentNamed, editableArgs, editedArgs, fieldError, fieldsFor } from "./editArgs";
 
 const args = {
   target_env_id: "staging",
@@ -68,5 +68,14 @@ describe("the edit form's fields", () => {
   it("offers editing only for an object with arguments", () => {
     expect(editableArgs({ a: 1 })).toEqual({ a: 1 });
     for (const input of [undefined, null, {}, [1], "x", 3]) expect(editableArgs(input)).toBeNull();
+  });
+
+  it("finds the argument a refusal names, not one whose name ends another's", () => {
+    const keys = ["id", "dashboard_id", "env_id"];
+    expect(argumentNamed("deploy: invalid arguments: dashboard_id: too small", keys)).toBe(
+      "dashboard_id",
+    );
+    expect(argumentNamed("id: missing", keys)).toBe("id");
+    expect(argumentNamed("Недостаточно прав: deploy_dashboard", keys)).toBeUndefined();
   });
 });

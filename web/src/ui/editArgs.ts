@@ -82,3 +82,11 @@ export function editedArgs(fields: EditField[]): Record<string, unknown> | null 
   }
   return args;
 }
+
+/** The argument a refusal names («deploy_dashboard: invalid arguments: env_id: …»), if any. */
+export function argumentNamed(detail: string, keys: string[]): string | undefined {
+  return keys.find((key) => {
+    const at = detail.indexOf(`${key}:`);
+    return at >= 0 && (at === 0 || !/\w/.test(detail[at - 1]));
+  });
+}
