@@ -102,7 +102,7 @@ class Chat:
         } | kwargs
         return await self.turns.prepare(owner=user, message=message, **arguments)
 
-    async def run(self, user: str, turn: PreparedTurn) -> list[tuple[str, ChatEvent]]:
+    async def run(self, user: str, turn: PreparedTurn) -> list[tuple[str | None, ChatEvent]]:
         return [pair async for pair in self.turns.stream(turn, self.context(user))]
 
     async def turn(self, user: str, message: str | None, **kwargs: Any) -> list[ChatEvent]:

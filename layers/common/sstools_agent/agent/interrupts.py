@@ -61,9 +61,11 @@ class ConfirmationInterrupt:
 @dataclass(frozen=True, slots=True)
 class ConfirmationAnswer:
     """What a resume answers the interrupt with: confirmed runs the call, anything else rejects
-    it, and the result says why (denied, expired, cancelled)."""
+    it, and the result says why (denied, expired, cancelled). A confirmation with
+    `edited_args` approves the call with those arguments in place of the card's, in full."""
 
     result: ConfirmationResult
+    edited_args: dict[str, Any] | None = None
 
     @property
     def approved(self) -> bool:
@@ -72,6 +74,8 @@ class ConfirmationAnswer:
     def to_dict(self) -> dict[str, Any]:
         """The resume value (`Command(resume=...)`)."""
         if self.approved:
+            if self.edited_args is not None:
+                return {"decision": APPROVE, "edited_args": self.edited_args}
             return {"decision": APPROVE}
         return {"decision": REJECT, "reason": self.result.value}
 
@@ -80,7 +84,8 @@ class ConfirmationAnswer:
         """The answer `interrupt()` returned; anything that is not an approval is a denial."""
         data = value if isinstance(value, dict) else {}
         if data.get("decision") == APPROVE:
-            return cls(ConfirmationResult.CONFIRMED)
+            edited = data.get("edited_args")
+            return cls(ConfirmationResult.CONFIRMED, edited if isinstance(edited, dict) else None)
         try:
             result = ConfirmationResult(data.get("reason", ConfirmationResult.DENIED))
         except ValueError:

@@ -8,6 +8,7 @@ all three, and runs again identically on resume (the policy is deterministic).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
 
@@ -27,7 +28,7 @@ from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInter
 from sstools_agent.agent.prompts import system_prompt
 from sstools_agent.domain.confirmations import ExecutionState, fingerprint
 from sstools_agent.domain.errors import ErrorCode
-from sstools_agent.domain.guardrails import GuardrailDecision
+from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_runs import ToolCallFailed
@@ -111,9 +112,11 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             )
         return decision
 
-    def _gate(self, request: ToolCallRequest) -> ToolMessage | GuardrailDecision | None:
-        """A refusal for a call that must not run now; the decision of a call the user just
-        confirmed; None for a call that may run without one."""
+    def _gate(
+        self, request: ToolCallRequest
+    ) -> ToolMessage | tuple[ToolCallRequest, GuardrailDecision] | None:
+        """A refusal for a call that must not run now; the call the user just confirmed (with
+        the arguments they confirmed) and its decision; None for a call that may run without."""
         context = cast(AgentRunContext, request.runtime.context)
         decision = self._checked(request, context)
         if isinstance(decision, ToolMessage) or not decision.requires_confirmation:
@@ -130,12 +133,29 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             )
         # The page context goes with the card: a resume runs the call where the card said.
         page = context.ui_context.to_payload() if context.ui_context is not None else None
-        card = ConfirmationInterrupt(
-            request.tool_call["id"] or "", name, args, decision.to_payload(), page
-        )
+        call_id = request.tool_call["id"] or ""
+        card = ConfirmationInterrupt(call_id, name, args, decision.to_payload(), page)
         answer = ConfirmationAnswer.from_dict(interrupt(card.to_dict()))
+        # An approval with edits replaces the arguments in full (the tool stays the card's): the
+        # edited call is checked as a call of its own, and asks again on a card of its own when
+        # the card's approval does not cover it. Each card is one `interrupt()`, so a resume
+        # passes the earlier answers again and arrives at the same card (LangGraph's rule).
+        while answer.approved and answer.edited_args is not None:
+            edited_request = request.override(
+                tool_call={**request.tool_call, "args": answer.edited_args}
+            )
+            edited = self._checked(edited_request, context)
+            if isinstance(edited, ToolMessage):
+                return edited
+            request, decision = edited_request, edited
+            if not edit_asks_again(card.decision, edited):
+                return request, decision
+            card = ConfirmationInterrupt(
+                call_id, name, answer.edited_args, edited.to_payload(), page
+            )
+            answer = ConfirmationAnswer.from_dict(interrupt(card.to_dict()))
         if answer.approved:
-            return decision
+            return request, decision
         reason = answer.result.value
         return _refusal(
             request,
@@ -204,9 +224,19 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         verdict = self._gate(request)
         if isinstance(verdict, ToolMessage):
             return verdict
-        if isinstance(verdict, GuardrailDecision):
-            return await self._run_confirmed(request, handler, verdict)
-        return await self._run(request, handler)
+        if verdict is None:
+            return await self._run(request, handler)
+        confirmed_request, decision = verdict
+        result = await self._run_confirmed(confirmed_request, handler, decision)
+        edited_args = confirmed_request.tool_call["args"]
+        if edited_args is not request.tool_call["args"] and isinstance(result, ToolMessage):
+            # The model's own message still names the arguments it proposed: it is told what ran.
+            note = json.dumps(edited_args, ensure_ascii=False, sort_keys=True)
+            result.content = (
+                f"The user edited the arguments on the card before confirming; the call ran with "
+                f"{note}, not with the arguments you proposed.\n{_text_of(result.content)}"
+            )
+        return result
 
     @staticmethod
     async def _run(
@@ -240,6 +270,12 @@ def _not_run(request: ToolCallRequest, why: str) -> ToolMessage:
         f"NOT RUN: {why}; nothing was changed. Do not retry unless the user asks.",
         {"event": FAILED, "code": ErrorCode.NO_PENDING_CONFIRMATION.value},
     )
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, default=str)
 
 
 def _outcome_of(result: ToolMessage | Command[Any]) -> ExecutionState:

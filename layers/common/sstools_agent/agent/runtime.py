@@ -31,6 +31,7 @@ from sstools_agent.domain.chat_events import (
     ConfirmRequired,
     ConfirmResolved,
     Text,
+    ToolStart,
 )
 from sstools_agent.domain.confirmations import (
     ExecutionState,
@@ -38,9 +39,11 @@ from sstools_agent.domain.confirmations import (
     outcome_text,
 )
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.guardrails import GuardrailDecision
 from sstools_agent.domain.ports import ToolRunner
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.roles import Role
+from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import FOLLOW_UP, RoutingDecision, ToolRouter
@@ -234,6 +237,21 @@ class ChatAgent:
             role, pending.tool, pending.args, self.card_page(pending)
         )
 
+    def decide_edit(
+        self, pending: PendingConfirmation, edited_args: dict[str, Any], role: Role | None
+    ) -> GuardrailDecision:
+        """The decision for the card's call with `edited_args` in place of its arguments, made
+        where the card was made. Raises InvalidToolCall for arguments the tool does not take."""
+        page = self.card_page(pending)
+        decision = self.policy.evaluate(role, pending.tool, edited_args, page)
+        if decision.permission.allowed and not self.policy.select_tools(role, page).offers(
+            pending.tool
+        ):
+            raise InvalidToolCall(
+                pending.tool, "not available on the card's page", ErrorCode.FORBIDDEN
+            )
+        return decision
+
     async def close_interrupted(
         self, thread_id: str, pending: PendingConfirmation, outcome: ExecutionState
     ) -> list[ChatEvent]:
@@ -307,9 +325,13 @@ class ChatAgent:
         result: ConfirmationResult,
         context: AgentRunContext,
         pending: PendingConfirmation | None = None,
+        edited_args: dict[str, Any] | None = None,
     ) -> AsyncGenerator[ChatEvent]:
         """Resumes a pending confirmation: confirmed runs the tool; anything else rejects it.
 
+        With `edited_args` the card's call is approved with those arguments instead (`result`
+        is then confirmed, when the call runs, or superseded, when the edit asks again on a
+        card of its own); the call's tool card shows the arguments it runs with.
         `pending` is the waiting call when the caller has just read it (else it is read here).
         Streams `confirm_resolved` first, then the rest of the turn. Raises
         NoPendingConfirmationError.
@@ -317,10 +339,16 @@ class ChatAgent:
         pending = pending or await self.pending_confirmation(thread_id)
         if pending is None:
             raise NoPendingConfirmationError(thread_id)
+        answer = ConfirmationAnswer(result)
+        edited = result in (ConfirmationResult.CONFIRMED, ConfirmationResult.SUPERSEDED)
+        if edited_args is not None and edited:
+            answer = ConfirmationAnswer(ConfirmationResult.CONFIRMED, edited_args)
         yield ConfirmResolved(result)
+        if edited_args is not None and result is ConfirmationResult.CONFIRMED:
+            yield ToolStart(pending.tool, edited_args, pending.tool_call_id)
         async for event in self._stream(
             thread_id,
-            Command(resume={pending.interrupt_id: ConfirmationAnswer(result).to_dict()}),
+            Command(resume={pending.interrupt_id: answer.to_dict()}),
             # Whatever page the request came from, the card's call runs where the card said.
             replace(context, ui_context=self.card_page(pending)),
         ):

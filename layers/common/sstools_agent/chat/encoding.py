@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Final, Protocol
 
-from sstools_agent.domain.chat_events import ChatEvent
+from sstools_agent.domain.chat_events import ChatEvent, Notice
 
 _JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """Built once: `json.dumps` with options builds an encoder per call, and this runs per token."""
@@ -42,6 +42,8 @@ class ChatMessageSSE:
     media_type: Final = "text/event-stream"
 
     def frame(self, event_id: str | None, event: ChatEvent) -> bytes:
+        if isinstance(event, Notice):
+            return b""
         data = f"data: {_JSON.encode(event.to_wire())}\n\n"
         # Without an `id:` line a client's last event id stays where it was (SSE's own rule).
         return (data if event_id is None else f"id: {event_id}\n{data}").encode()

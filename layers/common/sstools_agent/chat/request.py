@@ -20,8 +20,10 @@ class ChatRequestBody(BaseModel):
     message: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
     files: list[Any] = Field(default_factory=list)
     conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID_PATTERN)
-    action: Literal["confirm", "deny", "resume"] | None = None
+    action: Literal["confirm", "deny", "edit", "resume"] | None = None
     confirmation_id: str | None = Field(default=None, max_length=128)
+    edited_args: dict[str, Any] | None = None
+    """For `edit`: the card's arguments, replaced in full (the tool stays the card's)."""
     ui_context: Any = None
     """Validated on its own (typed rejection reasons and an audit record): see ui_context.py."""
     last_event_id: str | None = Field(default=None, max_length=200)
@@ -35,8 +37,10 @@ class ChatRequestBody(BaseModel):
             raise ValueError("message must not be empty")
         if self.action is not None and self.conversation_id is None:
             raise ValueError(f"action {self.action!r} needs a conversation_id")
-        if self.action in ("confirm", "deny") and not self.confirmation_id:
+        if self.action in ("confirm", "deny", "edit") and not self.confirmation_id:
             raise ValueError(f"action {self.action!r} needs the card's confirmation_id")
+        if (self.action == "edit") != (self.edited_args is not None):
+            raise ValueError("edited_args comes with action 'edit', and only with it")
         if self.action is not None and (self.message or "").strip().lower() not in (
             "",
             self.action,

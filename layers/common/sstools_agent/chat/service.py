@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.chat.request import ChatRequestBody
-from sstools_agent.chat.turns import ChatTurns, PreparedTurn
+from sstools_agent.chat.turns import CHAT_THREADS, ChatTurns, PreparedTurn, ThreadRules
 from sstools_agent.domain.audit import audited_ui_context
 from sstools_agent.domain.chat_events import ChatEvent
 from sstools_agent.domain.conversations import NotRunning, parse_event_id
@@ -62,6 +62,7 @@ class ChatService:
         *,
         request_id: str,
         last_event_id: str | None = None,
+        rules: ThreadRules = CHAT_THREADS,
     ) -> OpenedTurn:
         """Every check before the stream, in the order that keeps refusals free of side effects:
         nothing is written unless the turn opens (the service token is fetched before the lock).
@@ -93,6 +94,8 @@ class ChatService:
             ui_context=ui_context.to_payload() if ui_context else None,
             resume_after=resume_after,
             role=principal.role,
+            edited_args=body.edited_args,
+            rules=rules,
         )
         return OpenedTurn(turn, AgentRunContext(principal, ui_context, service_token, request_id))
 

@@ -30,22 +30,27 @@ from sstools_agent.domain.chat_events import (
     ConfirmRequired,
     ErrorEvent,
     EventType,
+    Notice,
     PermissionDenied,
     StreamEnd,
     Text,
     ToolEnd,
     ToolError,
+    ToolsRouted,
 )
 from sstools_agent.domain.confirmations import (
     DEFAULT_CONFIRMATION_TIMEOUT_S,
+    CardWaits,
     Confirmation,
     ConfirmationDecided,
+    ConfirmationEdit,
     ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
     ConfirmationNotPermitted,
     ConfirmationStatus,
     ExecutionState,
+    InvalidEdit,
     NoPendingConfirmationError,
     Settlement,
     card_fingerprint,
@@ -62,6 +67,7 @@ from sstools_agent.domain.conversations import (
     title_from,
 )
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.guardrails import edit_asks_again
 from sstools_agent.domain.ports import (
     AuditSink,
     BlobStore,
@@ -70,6 +76,7 @@ from sstools_agent.domain.ports import (
     ConversationStore,
 )
 from sstools_agent.domain.roles import Role
+from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_routing import RoutingDecision
 from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 
@@ -83,7 +90,9 @@ FOLLOW_LIMIT_S: Final = 300.0
 STOPPED_TEXT: Final = "Генерация остановлена по запросу; ход сохранён до этого места."
 ABANDONED_READ_TEXT: Final = "Чтение {tool} прервано остановкой генерации; ничего не изменено."
 
-Action = Literal["confirm", "deny", "resume"] | None
+Action = Literal["confirm", "deny", "edit", "resume"] | None
+DECISIONS: Final = ("confirm", "deny", "edit")
+"""The actions that answer a card."""
 
 
 # A card that is not confirmed any more resolves as this when the next access finds it.
@@ -93,6 +102,12 @@ REJECTED_AS: Final = {
     ConfirmationStatus.EXPIRED: ConfirmationResult.EXPIRED,
     ConfirmationStatus.SUPERSEDED: ConfirmationResult.SUPERSEDED,
     ConfirmationStatus.PENDING: ConfirmationResult.EXPIRED,  # pending past its time
+}
+# What a decision streams (`confirm_resolved`) and resumes the card's call with.
+DECIDED_AS: Final = {
+    ConfirmationStatus.CONFIRMED: ConfirmationResult.CONFIRMED,
+    ConfirmationStatus.DENIED: ConfirmationResult.DENIED,
+    ConfirmationStatus.SUPERSEDED: ConfirmationResult.SUPERSEDED,
 }
 # How a confirmed call's journaled outcome reaches the audit log (exactly one per call).
 OUTCOME_AUDIT: Final = {
@@ -112,6 +127,23 @@ AUDITED: Final = {
 AUDITED_EVENTS: Final = (ToolEnd, ToolError, PermissionDenied, ConfirmRequired)
 
 
+@dataclass(frozen=True, slots=True)
+class ThreadRules:
+    """How a wire protocol's threads behave where the two protocols differ."""
+
+    created_on_first_use: bool = False
+    """A new message naming a conversation id that does not exist creates it (AG-UI's threads)."""
+    new_input_refused_while_a_card_waits: bool = False
+    """A new message is refused (CardWaits) while a card can be answered; the chat protocol's
+    new message cancels the card instead."""
+    an_expired_card_refuses_answers: bool = False
+    """An answer to an expired card is refused (ConfirmationExpired) and leaves it for the next
+    message to settle; the chat protocol's first answer resolves it as expired instead."""
+
+
+CHAT_THREADS: Final = ThreadRules()
+
+
 @dataclass
 class PreparedTurn:
     """A turn that passed every check and holds the lock (or a read-only resume)."""
@@ -126,8 +158,12 @@ class PreparedTurn:
     """The card a confirm or deny answers."""
     pending: PendingConfirmation | None = None
     """The call that card waits on, as the checkpoint holds it (read once, when checked)."""
+    edit: ConfirmationEdit | None = None
+    """An `edit` answer's arguments, and whether they run or ask again."""
     journaled: set[str] = field(default_factory=set)
     """Tool call ids whose audit records the confirmation journal writes (not the events)."""
+    stopped: bool = False
+    """The run was stopped by a cancel request (set when the stream ends)."""
 
 
 class _EventWriter:
@@ -236,9 +272,11 @@ class _JournaledCall:
         audit: AuditSink,
         confirmation: Confirmation,
         conversation: Conversation,
+        edit: ConfirmationEdit | None = None,
     ) -> None:
         self.confirmations, self.audit = confirmations, audit
         self.confirmation, self.conversation = confirmation, conversation
+        self.edit = edit
 
     @property
     def tool_call_id(self) -> str:
@@ -246,7 +284,8 @@ class _JournaledCall:
 
     @property
     def fingerprint(self) -> str:
-        return self.confirmation.fingerprint
+        """The call this confirmation runs: the card's, or the edit the card was answered with."""
+        return self.edit.fingerprint if self.edit else self.confirmation.fingerprint
 
     async def started(self) -> bool:
         return await self.confirmations.record_execution(
@@ -273,10 +312,22 @@ class _JournaledCall:
                     "tool_call_id": confirmation.tool_call_id,
                     "confirmation_id": confirmation.confirmation_id,
                     "fingerprint": confirmation.fingerprint,
-                },
+                }
+                | _edit_detail(self.edit),
             )
         )
         return True
+
+
+def _edit_detail(edit: ConfirmationEdit | None) -> dict[str, Any]:
+    """What an audit record says of the edit a card was answered with (nothing without one)."""
+    if edit is None:
+        return {}
+    return {
+        "edited_fingerprint": edit.fingerprint,
+        "edited_by": edit.edited_by,
+        "edited_args_hash": args_hash(edit.edited_args),
+    }
 
 
 class ChatTurns:
@@ -317,48 +368,151 @@ class ChatTurns:
         ui_context: dict[str, Any] | None,
         resume_after: int = 0,
         role: Role | None = None,
+        edited_args: dict[str, Any] | None = None,
+        rules: ThreadRules = CHAT_THREADS,
     ) -> PreparedTurn:
         """Every check that decides the HTTP status, and the lock. Writes nothing on refusal."""
         run_id = uuid.uuid4().hex
-        if conversation_id is None:
-            at = now_iso()
-            fresh = Conversation(
-                uuid.uuid4().hex, owner, title_from(message or ""), at, at, ui_context=ui_context
+        if conversation_id is None or (
+            rules.created_on_first_use
+            and action is None
+            and await self.store.get(conversation_id) is None
+        ):
+            return await self._start_new(
+                conversation_id or uuid.uuid4().hex, owner, message, ui_context, run_id
             )
-            held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
-            return PreparedTurn(held, None, message, run_id)
-        confirmation, pending = None, None
-        if action in ("confirm", "deny"):  # before ownership: another user's card is a 403
+        confirmation, pending, edit = None, None, None
+        if action in DECISIONS:  # before ownership: another user's card is a 403
             confirmation, pending = await self._pending_for(
-                conversation_id, confirmation_id, owner, role if action == "confirm" else None
+                conversation_id,
+                confirmation_id,
+                owner,
+                role if action == "confirm" else None,
+                refuse_expired=rules.an_expired_card_refuses_answers,
             )
+            if action == "edit" and not confirmation.expired(time.time()):
+                edit = self._edit(pending, edited_args or {}, role, owner)
         conversation = await self.store.get_owned(conversation_id, owner)
         if action == "resume":
             return PreparedTurn(conversation, action, None, run_id, resume_after=resume_after)
         if conversation.is_archived:
             raise ConversationArchived(conversation_id)
-        wanted = Conversation(
-            conversation.conversation_id,
-            owner,
-            conversation.title,
-            conversation.created_at,
-            conversation.updated_at,
-            ui_context=ui_context,
+        if action is None and rules.new_input_refused_while_a_card_waits:
+            await self._refuse_while_a_card_waits(conversation)
+        held = await self.store.start_turn(
+            replace(conversation, ui_context=ui_context), run_id, self.lease_s, new=False
         )
-        held = await self.store.start_turn(wanted, run_id, self.lease_s, new=False)
-        if confirmation is None:
+        if confirmation is None or pending is None:
             return PreparedTurn(held, action, message, run_id)
+        return await self._answer_card(
+            PreparedTurn(held, action, message, run_id, confirmation=confirmation, pending=pending),
+            confirmation,
+            edit,
+        )
+
+    async def _start_new(
+        self,
+        conversation_id: str,
+        owner: str,
+        message: str | None,
+        ui_context: dict[str, Any] | None,
+        run_id: str,
+    ) -> PreparedTurn:
+        at = now_iso()
+        fresh = Conversation(
+            conversation_id, owner, title_from(message or ""), at, at, ui_context=ui_context
+        )
+        held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
+        return PreparedTurn(held, None, message, run_id)
+
+    async def _refuse_while_a_card_waits(self, conversation: Conversation) -> None:
+        """CardWaits when the conversation has a card that can still be answered."""
+        waiting = conversation.pending_confirmation_id
+        confirmation = await self.confirmations.get(waiting) if waiting else None
+        if confirmation is not None and confirmation.settlement(time.time()) is Settlement.CANCEL:
+            raise CardWaits(confirmation)
+
+    async def _answer_card(
+        self, turn: PreparedTurn, confirmation: Confirmation, edit: ConfirmationEdit | None
+    ) -> PreparedTurn:
+        """Decides `confirmation`, the card `turn` answers (once), under the lock `turn` holds."""
+        wanted = ConfirmationStatus.DENIED
+        if turn.action == "confirm" or (edit is not None and not edit.asks_again):
+            wanted = ConfirmationStatus.CONFIRMED
+        elif edit is not None:
+            wanted = ConfirmationStatus.SUPERSEDED
+        conversation = turn.conversation
         try:
-            result = await self._decide(confirmation, held, action == "confirm")
+            turn.result = await self._decide(confirmation, conversation, wanted)
         except BaseException:
-            await self.store.finish_turn(conversation_id, run_id, held.last_seq, now_iso())
+            await self.store.finish_turn(
+                conversation.conversation_id, turn.run_id, conversation.last_seq, now_iso()
+            )
             raise
-        return PreparedTurn(
-            held, action, message, run_id, result=result, confirmation=confirmation, pending=pending
+        if edit is not None and turn.result is not ConfirmationResult.EXPIRED:
+            self._audit_edit(confirmation, edit, turn.result)
+            turn.edit = edit  # an edit of a card that expired first is moot: nothing runs
+        return turn
+
+    def _edit(
+        self,
+        pending: PendingConfirmation,
+        edited_args: dict[str, Any],
+        role: Role | None,
+        owner: str,
+    ) -> ConfirmationEdit:
+        """The card's call with `edited_args`, checked as a call of its own where the card was
+        made: arguments the tool takes (InvalidEdit), a call the user may make now
+        (ConfirmationNotPermitted), and whether the card's approval covers it."""
+        agent = self._agent_factory()
+        try:
+            decision = agent.decide_edit(pending, edited_args, role)
+        except InvalidToolCall as invalid:
+            if invalid.code is ErrorCode.FORBIDDEN:
+                raise ConfirmationNotPermitted(
+                    f"{pending.tool} is not available on the card's page; nothing was run."
+                ) from None
+            raise InvalidEdit(f"{invalid.tool}: {invalid.detail}") from None
+        if not decision.permission.allowed:
+            raise ConfirmationNotPermitted(
+                f"Недостаточно прав: {pending.tool} с этими аргументами требует роль "
+                f"{decision.permission.required_role}; ничего не выполнено."
+            )
+        return ConfirmationEdit(
+            edited_args=edited_args,
+            fingerprint=card_fingerprint(pending.tool, edited_args, decision.to_payload()),
+            asks_again=edit_asks_again(pending.decision, decision),
+            edited_by=owner,
+        )
+
+    def _audit_edit(
+        self, confirmation: Confirmation, edit: ConfirmationEdit, result: ConfirmationResult
+    ) -> None:
+        """The decision to run an edited call, or to ask again for it, with both fingerprints."""
+        self.audit.emit(
+            AuditRecord(
+                AuditKind.CONFIRMATION_DECIDED,
+                edit.edited_by,
+                "edited" if result is ConfirmationResult.CONFIRMED else "edit_asks_again",
+                confirmation.conversation_id,
+                {
+                    "tool": confirmation.tool,
+                    "tool_call_id": confirmation.tool_call_id,
+                    "confirmation_id": confirmation.confirmation_id,
+                    "fingerprint": confirmation.fingerprint,
+                }
+                | _edit_detail(edit),
+            )
         )
 
     async def _pending_for(
-        self, conversation_id: str, confirmation_id: str | None, owner: str, role: Role | None
+        self,
+        conversation_id: str,
+        confirmation_id: str | None,
+        owner: str,
+        role: Role | None,
+        *,
+        refuse_expired: bool = False,
     ) -> tuple[Confirmation, PendingConfirmation]:
         """The confirmation a confirm/deny names, checked against what the checkpoint waits for;
         for a confirm (`role` given), also that the user may still make that call."""
@@ -375,6 +529,8 @@ class ChatTurns:
         ):
             raise ConfirmationDecided(confirmation.confirmation_id)
         expired = confirmation.expired(time.time())
+        if expired and refuse_expired:
+            raise ConfirmationExpired(confirmation.confirmation_id)
         agent = self._agent_factory()
         pending = await agent.pending_confirmation(conversation_id)
         if pending is None or pending.fingerprint != confirmation.fingerprint:
@@ -391,7 +547,7 @@ class ChatTurns:
         return confirmation, pending
 
     async def _decide(
-        self, confirmation: Confirmation, conversation: Conversation, confirmed: bool
+        self, confirmation: Confirmation, conversation: Conversation, wanted: ConfirmationStatus
     ) -> ConfirmationResult:
         """Moves the confirmation out of pending exactly once and hands its token back.
 
@@ -400,7 +556,6 @@ class ChatTurns:
         `conversation` was read under the lock: the card it still waits on tells whether an expired
         card resolves as expired once (that answer streams `confirm_resolved(expired)`); once
         told, it is ConfirmationExpired (409), never a second resume of a settled call."""
-        wanted = ConfirmationStatus.CONFIRMED if confirmed else ConfirmationStatus.DENIED
         decided = await self.confirmations.decide(
             confirmation.confirmation_id, conversation.owner, wanted
         )
@@ -408,9 +563,11 @@ class ChatTurns:
             if conversation.pending_confirmation_id != confirmation.confirmation_id:
                 raise ConfirmationExpired(confirmation.confirmation_id)
             return ConfirmationResult.EXPIRED
-        result = ConfirmationResult.CONFIRMED if confirmed else ConfirmationResult.DENIED
+        result = DECIDED_AS[wanted]
         if decided.task_token and not await self.workflow.hand_back(decided.task_token, result):
-            if confirmed:  # the timer won after all: the call will not run, and says so once
+            if (
+                wanted is ConfirmationStatus.CONFIRMED
+            ):  # the timer won after all: the call will not run, and says so once
                 await _JournaledCall(self.confirmations, self.audit, decided, conversation).record(
                     ExecutionState.NOT_RUN
                 )
@@ -425,9 +582,14 @@ class ChatTurns:
         if turn.result is not None and turn.confirmation is not None:
             if turn.result is ConfirmationResult.CONFIRMED:
                 turn.journaled.add(turn.confirmation.tool_call_id)
-                context = replace(context, confirmed_call=self._journal(turn, turn.confirmation))
+                journal = self._journal(turn, turn.confirmation, turn.edit)
+                context = replace(context, confirmed_call=journal)
             failed = False
-            async for event in agent.resolve(conversation_id, turn.result, context, turn.pending):
+            edited_args = turn.edit.edited_args if turn.edit else None
+            resolving = agent.resolve(
+                conversation_id, turn.result, context, turn.pending, edited_args
+            )
+            async for event in resolving:
                 failed = failed or isinstance(event, ErrorEvent)
                 yield await self._held(turn, event)
             # A run that ended on its own closed the call in the checkpoint: the card is done.
@@ -454,6 +616,7 @@ class ChatTurns:
         if routing is not None:
             context = replace(context, routing=routing)
             self._record_routing(turn, routing, context)
+            yield ToolsRouted(routing.to_record())
         async for event in agent.send(conversation_id, message, context):
             yield await self._held(turn, event)
 
@@ -505,8 +668,13 @@ class ChatTurns:
                 await journal.finished(outcome)
         return outcome
 
-    def _journal(self, turn: PreparedTurn, confirmation: Confirmation) -> _JournaledCall:
-        return _JournaledCall(self.confirmations, self.audit, confirmation, turn.conversation)
+    def _journal(
+        self,
+        turn: PreparedTurn,
+        confirmation: Confirmation,
+        edit: ConfirmationEdit | None = None,
+    ) -> _JournaledCall:
+        return _JournaledCall(self.confirmations, self.audit, confirmation, turn.conversation, edit)
 
     def _record_routing(
         self, turn: PreparedTurn, routing: RoutingDecision, context: AgentRunContext
@@ -558,8 +726,9 @@ class ChatTurns:
 
     async def stream(
         self, turn: PreparedTurn, context: AgentRunContext
-    ) -> AsyncIterator[tuple[str, ChatEvent]]:
-        """The turn's events with their SSE ids; stores events, history, and releases the lock."""
+    ) -> AsyncIterator[tuple[str | None, ChatEvent]]:
+        """The turn's events with their SSE ids (None for a Notice, which is not stored);
+        stores events, history, and releases the lock."""
         conversation_id = turn.conversation.conversation_id
         seq = turn.conversation.last_seq
         writer = _EventWriter(self.store, conversation_id, turn.run_id, self.lease_s)
@@ -599,12 +768,16 @@ class ChatTurns:
             try:
                 run = _Interruptible(events, writer)
                 async for event in run:
+                    if isinstance(event, Notice):
+                        yield None, event
+                        continue
                     kept = await keeper.keep(event)
                     yield numbered(kept.live, kept.stored)
                     if kept.failed:
                         yield numbered(kept.failure())
                         break
                 if run.stopped:
+                    turn.stopped = True
                     await events.aclose()  # the journal's shielded writes are done after this
                     for event in await self._abandoned(turn, recorder):
                         yield numbered(event)

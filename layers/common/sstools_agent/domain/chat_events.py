@@ -312,6 +312,20 @@ class StreamEnd(ChatEvent):
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Notice(ChatEvent):
+    """Something a turn tells the client's encoder alone: never numbered, stored or replayed,
+    and not part of the seed's ChatMessage stream (its encoder writes nothing for it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsRouted(Notice):
+    """The tools the turn offered the model and why the others were left out (AG-UI shows it
+    as a CUSTOM event; the audit log keeps it as `tools_routed`)."""
+
+    routing: dict[str, Any]
+
+
 def _tool_end(_: str, meta: dict[str, Any]) -> ToolEnd:
     reference = None
     if "output_bytes" in meta:

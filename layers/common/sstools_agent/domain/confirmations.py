@@ -191,6 +191,43 @@ class NoPendingConfirmationError(Exception):
     one that waits (404); raised by the chat turns and by the agent alike."""
 
 
+class CardWaits(Exception):
+    """A new message in a conversation whose card can still be answered, where the protocol
+    refuses it (AG-UI: a pending interrupt blocks new input) rather than cancelling the card."""
+
+    def __init__(self, confirmation: Confirmation) -> None:
+        super().__init__(confirmation.confirmation_id)
+        self.confirmation = confirmation
+
+
+class InvalidResume(Exception):
+    """An answer that does not answer the open card the way the protocol requires."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class InvalidEdit(Exception):
+    """An edit whose arguments the card's tool does not take (422); the card still waits."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmationEdit:
+    """A card answered with edited arguments: what runs (or asks again) instead of its call."""
+
+    edited_args: dict[str, Any]
+    fingerprint: str
+    """The edited call's fingerprint: the one a run of it must match."""
+    asks_again: bool
+    """The card's approval does not cover the edit (`edit_asks_again`): a new card asks."""
+    edited_by: str
+
+
 class ConfirmationNotPermitted(Exception):
     """A confirm whose user may no longer make the card's call (403); the card still waits."""
 

@@ -163,3 +163,21 @@ def decide_unknown_tool(tool: str, permission: PermissionResult) -> GuardrailDec
         requires_confirmation=False,
         prompt=f"{DENIED_TITLE}: инструмент {tool} неизвестен.",
     )
+
+
+_RISK_RANK: Final = {RiskLevel.SAFE: 0, RiskLevel.GUARDED: 1, RiskLevel.DANGEROUS: 2}
+
+
+def edit_asks_again(shown: dict[str, Any], edited: GuardrailDecision) -> bool:
+    """Whether a call edited on its card needs a card of its own: the edit raised the risk, or
+    moved the call to another environment, or changed what it would change (`shown` is the
+    card's decision payload). Otherwise the user's approval of the card covers the edited call."""
+    try:
+        was = _RISK_RANK[RiskLevel(str(shown.get("risk")))]
+    except ValueError:
+        return True  # a card whose risk cannot be read is never stretched over an edit
+    return (
+        _RISK_RANK[edited.risk] > was
+        or edited.environment != shown.get("environment")
+        or edited.impact != shown.get("impact")
+    )

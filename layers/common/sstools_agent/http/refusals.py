@@ -11,11 +11,14 @@ from fastapi.responses import JSONResponse
 
 from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
 from sstools_agent.domain.confirmations import (
+    CardWaits,
     ConfirmationDecided,
     ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
     ConfirmationNotPermitted,
+    InvalidEdit,
+    InvalidResume,
     NoPendingConfirmationError,
 )
 from sstools_agent.domain.conversations import (
@@ -60,6 +63,13 @@ REFUSALS: Final[dict[type[Exception], tuple[int, ErrorCode, str | None]]] = {
     ConfirmationNotFound: (404, ErrorCode.NOT_FOUND, "No such confirmation."),
     ConfirmationForbidden: (403, ErrorCode.FORBIDDEN, "This confirmation is another user's."),
     ConfirmationNotPermitted: (403, ErrorCode.FORBIDDEN, OWN_DETAIL),
+    InvalidEdit: (422, ErrorCode.VALIDATION_ERROR, OWN_DETAIL),
+    InvalidResume: (422, ErrorCode.INVALID_RESUME, OWN_DETAIL),
+    CardWaits: (
+        409,
+        ErrorCode.CONFIRMATION_PENDING,
+        "A confirmation waits in this conversation: answer it (confirm, deny or edit) first.",
+    ),
     ConfirmationDecided: (409, ErrorCode.ALREADY_DECIDED, "This confirmation was answered."),
     ConfirmationExpired: (
         409,
@@ -88,10 +98,19 @@ REFUSALS: Final[dict[type[Exception], tuple[int, ErrorCode, str | None]]] = {
 Handler = Callable[[Request, Exception], Awaitable[JSONResponse]]
 
 
+def refusal_of(exc: Exception) -> tuple[int, ErrorCode, str]:
+    """The status, code and text the table gives `exc` (one of its exceptions)."""
+    status, code, detail = REFUSALS[type(exc)]
+    return status, code, _detail(exc, detail)
+
+
+def _detail(exc: Exception, detail: str | None) -> str:
+    return detail if detail is not OWN_DETAIL else str(getattr(exc, "detail", None) or exc)
+
+
 def _refusal(status: int, code: ErrorCode, detail: str | None) -> Handler:
     async def handle(request: Request, exc: Exception) -> JSONResponse:
-        own = getattr(exc, "detail", None)
-        return error(status, code, detail if detail is not OWN_DETAIL else str(own or exc))
+        return error(status, code, _detail(exc, detail))
 
     return handle
 
