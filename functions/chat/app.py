@@ -1,4 +1,5 @@
-"""The chat function: POST /api/agent/chat answers with a server-sent event stream.
+"""The chat function: POST /api/agent/chat (and /api/agent/ag-ui, AG-UI 1.0) answer with a
+server-sent event stream.
 
 Routes and encoding only: authenticate, hand the request to `ChatService`, encode its events as
 SSE. Refusals are domain exceptions, answered by the shared refusal table. On Lambda this ASGI
@@ -15,18 +16,27 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
+from ag_ui.core import RunAgentInput
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import SecretStr
 
 from sstools_agent.adapters.service_tokens import ServiceTokenSource
+from sstools_agent.chat.ag_ui import (
+    INTERRUPT_REFUSALS,
+    AgUiEncoder,
+    chat_request_of,
+    rules_for,
+    waiting_card,
+)
 from sstools_agent.chat.encoding import ChatMessageSSE, StreamEncoder
 from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.service import ChatService, OpenedTurn
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.chat_events import EventType
+from sstools_agent.domain.confirmations import CardWaits
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
@@ -34,7 +44,7 @@ from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import Observability
 from sstools_agent.http.origin import OriginCheck
-from sstools_agent.http.refusals import install_refusals
+from sstools_agent.http.refusals import install_refusals, refusal_of
 from sstools_agent.wiring.chat import ChatDeps
 
 BLOCKING_THREADS = 32
@@ -121,7 +131,8 @@ class ChatEndpoints:
                     if first_event_s is None:
                         first_event_s = time.perf_counter() - started
                     tool_calls += event.type is EventType.TOOL_START
-                    yield encoder.frame(event_id, event)
+                    if data := encoder.frame(event_id, event):
+                        yield data
                 if (tail := encoder.close()) is not None:
                     yield tail
         finally:
@@ -131,6 +142,51 @@ class ChatEndpoints:
                 )
             metrics.add_metric("ToolCalls", MetricUnit.Count, tool_calls)
             metrics.flush_metrics()
+
+    async def ag_ui(
+        self,
+        request: Request,
+        body: RunAgentInput,
+        authorization: Authorization = "",
+        x_request_id: RequestIdHeader = None,
+    ) -> StreamingResponse:
+        """POST /api/agent/ag-ui: the same turn as AG-UI 1.0 events (docs/ag-ui.md). Refusals of
+        the request itself are plain HTTP errors as on /api/agent/chat; what AG-UI's interrupt
+        rules refuse is a run that ends in RUN_ERROR."""
+        request_id = request_id_from(x_request_id)
+        principal = self.principal(request, authorization, request_id)
+        encoder = AgUiEncoder(body.thread_id, body.run_id)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        try:
+            chat_body = chat_request_of(body)
+            opened = await self.service.open(
+                principal, chat_body, request_id=request_id, rules=rules_for(body)
+            )
+        except INTERRUPT_REFUSALS as refused:
+            _, code, detail = refusal_of(refused)
+            metadata = (
+                waiting_card(refused.confirmation) if isinstance(refused, CardWaits) else None
+            )
+            frames = encoder.refusal(code, detail, metadata)
+            return StreamingResponse(iter([frames]), media_type=encoder.media_type, headers=headers)
+        logger.info(
+            "turn",
+            extra={
+                "request_id": request_id,
+                "user": principal.subject,
+                "conversation_id": opened.conversation_id,
+                "action": chat_body.action,
+                "protocol": "ag-ui",
+            },
+        )
+        confirmation = opened.turn.confirmation
+        encoder.resumed_call = confirmation.tool_call_id if confirmation else None
+        encoder.stopped = lambda: opened.turn.stopped
+        return StreamingResponse(
+            self.encode(opened, encoder),
+            media_type=encoder.media_type,
+            headers=headers | {"X-Conversation-Id": opened.conversation_id},
+        )
 
     async def cancel(
         self,
@@ -177,6 +233,7 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     install_refusals(app)
     app.post("/api/agent/chat", response_model=None)(endpoints.chat)
     app.post("/api/agent/chat/cancel", response_model=None)(endpoints.cancel)
+    app.post("/api/agent/ag-ui", response_model=None)(endpoints.ag_ui)
     if origin_verify_secret is not None:
         app.add_middleware(OriginCheck, secret=origin_verify_secret.get_secret_value())
     return app
