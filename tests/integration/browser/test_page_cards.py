@@ -1,11 +1,13 @@
 """Story 2 from the page: the confirmation card's badge, tone, operation, impact and timer; the
-permission card; and what runs after a click: exactly the call the card showed, once."""
+permission card; and what runs after a click: exactly the call the card showed (or the edit the
+user made on it), once."""
 
 from __future__ import annotations
 
 import re
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -204,3 +206,132 @@ def test_the_countdown_keeps_the_servers_time_whatever_the_device_clock_says(
     expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
     tab.wait_answered()
     assert site.deploys() == 1
+
+
+# «Изменить»: the card's arguments edited and approved in one step. An edit that keeps the risk,
+# the environment and the impact runs on the card's approval; one that does not brings a card of
+# its own; one that does not validate is refused on the card, which still waits.
+
+
+def edit_card(tab: AgentPage, **fields: str) -> None:
+    """Opens the card's edit form and types `fields` (argument → the input's new text)."""
+    tab.by("confirm-edit").click()
+    expect(tab.by("confirm-edit-form")).to_be_visible()
+    for key, value in fields.items():
+        tab.by(f"confirm-edit-field-{key}").fill(value)
+
+
+def deploys_of(site: PageStack) -> list[Any]:
+    """The dashboards each deploy the upstream carried out deployed (the seed's tasks aside)."""
+    tasks = site.stack.upstream.state.tasks.values()
+    return [
+        task["result"]["deployed"]
+        for task in tasks
+        if task["kind"] == "deploy" and isinstance(task["result"], dict)
+    ]
+
+
+def test_an_edit_that_keeps_the_cards_risk_runs_once_with_the_edited_input(
+    site: PageStack, tabs: Tabs
+):
+    # Given an engineer's staging deploy card for dashboard 10
+    tab = tabs(site, site.token("engineer"))
+    ask_for_card(tab, "задеплой этот дашборд в staging")
+    # When they edit it to dashboard 11 (still one dashboard, still staging) and approve twice
+    edit_card(tab, dashboard_ids="[11]")
+    tab.screenshot("edit-form")
+    tab.by("confirm-edit-submit").dblclick()
+    # Then the card's approval covers the edit: it runs once, with the edited input
+    expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
+    tab.wait_answered()
+    expect(tab.by("confirm-card")).to_have_count(1)
+    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard")
+    expect(deploy).to_have_count(1)
+    expect(deploy).to_have_attribute("data-state", "done")
+    expect(deploy).to_contain_text(re.compile(r'"dashboard_ids": \[\s*11\s*\]'))
+    expect(tab.by("error-card")).to_have_count(0)
+    assert site.deploys() == 1
+    assert deploys_of(site) == [[11]]
+    tab.screenshot("edit-confirmed")
+
+
+def test_an_admins_edit_to_production_asks_again_on_a_destructive_card(site: PageStack, tabs: Tabs):
+    # Given an admin's staging deploy card
+    tab = tabs(site, site.token("admin"))
+    ask_for_card(tab, "задеплой этот дашборд в staging")
+    expect(tab.by("confirm-card")).to_have_attribute("data-tone", "info")
+    # When they edit its target to prod
+    edit_card(tab, target_env_id="prod")
+    tab.by("confirm-edit-submit").click()
+    tab.wait_answered()
+    # Then the staging card is closed as replaced, nothing ran, and production asks on its own
+    cards = tab.by("confirm-card")
+    expect(cards).to_have_count(2)
+    old, new = cards.first, cards.last
+    expect(old).to_have_attribute("data-state", "superseded")
+    expect(old).to_contain_text("Заменено изменённым вызовом — ничего не изменено")
+    expect(old.get_by_role("button")).to_have_count(0)
+    expect(new).to_have_attribute("data-state", "pending")
+    expect(new).to_have_attribute("data-tone", "destructive")
+    expect(new.get_by_test_id("confirm-badge")).to_have_text("⚠️ PRODUCTION")
+    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard")
+    expect(deploy).to_have_count(1)
+    expect(deploy).to_have_attribute("data-state", "waiting")
+    expect(deploy).to_contain_text('"target_env_id": "prod"')
+    assert site.deploys() == 0
+    tab.screenshot("edit-superseded")
+    # and the new card is answered as any card
+    new.get_by_test_id("confirm-accept").click()
+    expect(new).to_have_attribute("data-state", "confirmed")
+    tab.wait_answered()
+    expect(deploy).to_have_attribute("data-state", "done")
+    expect(old).to_have_attribute("data-state", "superseded")
+    assert site.deploys() == 1
+
+
+def test_an_invalid_edit_is_refused_on_the_card_which_still_waits(site: PageStack, tabs: Tabs):
+    # Given an engineer's staging deploy card
+    tab = tabs(site, site.token("engineer"))
+    ask_for_card(tab, "задеплой этот дашборд в staging")
+    # When they edit the target to a value no environment id can be
+    edit_card(tab, target_env_id="bad env!")
+    tab.by("confirm-edit-submit").click()
+    # Then the server's reason shows on the card, beside what they typed, and nothing ran
+    refusal = tab.by("confirm-edit-error")
+    expect(refusal).to_contain_text("target_env_id")
+    tab.wait_answered()  # the refused request counts as a stream that ended
+    card = tab.by("confirm-card")
+    expect(card).to_have_attribute("data-state", "pending")
+    expect(tab.by("confirm-edit-field-target_env_id")).to_have_value("bad env!")
+    expect(tab.by("error-card")).to_have_count(0)
+    assert site.deploys() == 0
+    tab.screenshot("edit-refused")
+    # and it may still be answered: here, confirmed as it was shown
+    tab.by("confirm-accept").click()
+    expect(card).to_have_attribute("data-state", "confirmed")
+    tab.wait_answered()
+    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard")
+    expect(deploy).to_have_attribute("data-state", "done")
+    expect(deploy).to_contain_text('"target_env_id": "staging"')
+    assert site.deploys() == 1
+
+
+def test_an_edit_the_user_may_not_run_is_refused_on_the_card(site: PageStack, tabs: Tabs):
+    # Given an engineer's staging deploy card
+    tab = tabs(site, site.token("engineer"))
+    ask_for_card(tab, "задеплой этот дашборд в staging")
+    # When they edit the target to prod, which only an admin may deploy to
+    edit_card(tab, target_env_id="prod")
+    tab.by("confirm-edit-submit").click()
+    # Then the card says so and still waits; nothing ran, and denying it still works
+    expect(tab.by("confirm-edit-error")).to_contain_text("Недостаточно прав")
+    tab.wait_answered()
+    card = tab.by("confirm-card")
+    expect(card).to_have_count(1)
+    expect(card).to_have_attribute("data-state", "pending")
+    expect(tab.by("confirm-edit-field-target_env_id")).to_have_value("prod")
+    assert site.deploys() == 0
+    tab.by("confirm-deny").click()
+    expect(card).to_have_attribute("data-state", "denied")
+    tab.wait_answered()
+    assert site.deploys() == 0
