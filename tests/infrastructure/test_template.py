@@ -176,7 +176,7 @@ def every_behaviour() -> list[dict[str, Any]]:
 
 
 PAGE_PATHS = ["/agent/", "/agent/index.html", "/agent/config.json", "/agent/assets/index-3f9a.js"]
-CHAT_PATHS = ["/api/agent/chat", "/api/agent/chat/cancel"]
+CHAT_PATHS = ["/api/agent/chat", "/api/agent/chat/cancel", "/api/agent/ag-ui"]
 API_PATHS = [
     "/api/agent/conversations/c-1",
     "/api/assistant/confirmations/k-1",
