@@ -194,7 +194,11 @@ def new_thread() -> str:
 
 def approve(interrupt_id: str, **payload: Any) -> list[dict[str, Any]]:
     return [
-        {"interruptId": interrupt_id, "status": "resolved", "payload": {"approved": True, **payload}}
+        {
+            "interruptId": interrupt_id,
+            "status": "resolved",
+            "payload": {"approved": True, **payload},
+        }
     ]
 
 
@@ -224,7 +228,7 @@ async def test_a_read_turn_streams_text_and_a_tool_call_with_its_result(chat: Ch
     finished = run.finished
     assert finished.outcome is not None
     assert finished.outcome.type == "success"
-    assert finished.result["conversationId"] == thread
+    assert (finished.result or {})["conversationId"] == thread
     # The thread is a conversation of the caller's, with the same history as the chat's
     record = await chat.store.get(thread)
     assert record is not None
@@ -252,15 +256,16 @@ async def test_a_confirmation_ends_the_run_with_an_interrupt(chat: ChatServer):
     (interrupt,) = outcome.interrupts
     assert interrupt.reason == "tool_call"
     assert interrupt.tool_call_id == start.tool_call_id
-    assert interrupt.expires_at and interrupt.expires_at.endswith("Z")
-    decision = interrupt.metadata["decision"]
+    assert interrupt.expires_at is not None
+    assert interrupt.expires_at.endswith("Z")
+    decision = (interrupt.metadata or {})["decision"]
     assert (decision["tool"], decision["environment"], decision["risk"]) == (
         "deploy_dashboard",
         "staging",
         "guarded",
     )
     assert interrupt.message == decision["prompt"]
-    assert "editedArgs" in interrupt.response_schema["properties"]
+    assert "editedArgs" in (interrupt.response_schema or {})["properties"]
     assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
 
 
@@ -375,7 +380,7 @@ async def test_an_edit_to_prod_ends_the_run_with_a_new_interrupt(chat: ChatServe
     (again,) = outcome.interrupts
     assert again.id != interrupt.id
     assert again.tool_call_id == interrupt.tool_call_id
-    assert again.metadata["decision"]["risk"] == "dangerous"
+    assert (again.metadata or {})["decision"]["risk"] == "dangerous"
     assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
 
 

@@ -45,6 +45,7 @@ from sstools_agent.chat.request import ChatRequestBody
 from sstools_agent.chat.turns import ThreadRules
 from sstools_agent.domain.chat_events import (
     ChatEvent,
+    ConfirmationResult,
     ConfirmRequired,
     ConfirmResolved,
     ErrorEvent,
@@ -85,6 +86,8 @@ PERMISSION_DENIED: Final = CUSTOM_PREFIX + "permission_denied"
 CONFIRM_RESOLVED: Final = CUSTOM_PREFIX + "confirm_resolved"
 TOOLS_ROUTED: Final = CUSTOM_PREFIX + "tools_routed"
 INTERRUPT_REASON: Final = "tool_call"
+RAN_OR_ASKS_AGAIN: Final = frozenset({ConfirmationResult.CONFIRMED, ConfirmationResult.SUPERSEDED})
+"""The answers after which the held call runs, or waits on its next interrupt."""
 APPROVAL_SCHEMA: Final = {
     "type": "object",
     "properties": {
@@ -337,7 +340,18 @@ class AgUiEncoder:
         return self._close_text()
 
     def _resolved(self, event: ConfirmResolved) -> list[BaseEvent]:
-        return [CustomEvent(name=CONFIRM_RESOLVED, value={"result": event.result.value})]
+        resolved: list[BaseEvent] = [
+            CustomEvent(name=CONFIRM_RESOLVED, value={"result": event.result.value})
+        ]
+        if self.resumed_call is not None and event.result not in RAN_OR_ASKS_AGAIN:
+            # The call the interrupt held is closed in the client's history too: it did not run.
+            not_run = {
+                "error": f"not run: {event.result.value}",
+                "code": ErrorCode.TOOL_NOT_RUN.value,
+            }
+            marked = {"error": True, "code": ErrorCode.TOOL_NOT_RUN.value}
+            resolved.append(self._result(self.resumed_call, not_run, marked))
+        return resolved
 
     def _routed(self, event: ToolsRouted) -> list[BaseEvent]:
         return [CustomEvent(name=TOOLS_ROUTED, value=event.routing)]
