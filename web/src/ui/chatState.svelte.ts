@@ -274,9 +274,7 @@ export class ChatState {
       }
       this.openText = null;
       const card = this.push(confirmFrom(m));
-      // An edit that needs a card of its own: the call's card shows the edited input.
-      const call = card.toolCallId !== null ? this.tool(card.toolCallId, "") : undefined;
-      if (call && m.input !== undefined) call.input = m.input;
+      this.showInputOf(card);
       this.settleCallOf(card);
       return card;
     }
@@ -312,6 +310,13 @@ export class ChatState {
       return this.addError(event.metadata.code, event.metadata.detail);
     }
     return null; // stream_end and anything unknown
+  }
+
+  /** The call's card shows the input its latest card asks about (an edit that needed a card of
+   * its own asks about the edited call). */
+  private showInputOf(card: ConfirmItem): void {
+    const call = card.toolCallId !== null ? this.tool(card.toolCallId, "") : undefined;
+    if (call && card.input !== undefined && call.state !== "done") call.input = card.input;
   }
 
   /** What the card's decision means for its call's card: waiting while the card waits, running
@@ -359,13 +364,8 @@ export class ChatState {
           });
           continue;
         }
-        this.push({
-          kind: "tool",
-          key: nextKey("t"),
-          toolCallId: call.tool_call_id ?? null,
-          tool: call.tool,
-          input: call.input,
-          state: status === "tool_end" ? "done" : "error",
+        const recorded = {
+          state: (status === "tool_end" ? "done" : "error") as ToolState,
           output: call.output,
           hasOutput: call.output !== undefined,
           error: call.error ?? (status === "started" ? "Вызов не завершился" : undefined),
@@ -373,6 +373,22 @@ export class ChatState {
           outputRef: call.output_ref ?? null,
           outputBytes: call.output_bytes,
           truncated: call.truncated ?? false,
+        };
+        // A call behind a card is recorded where it stopped for the card and again where it
+        // ran after it (with the edited input, when it was edited): one call, one card.
+        const known = call.tool_call_id ? this.tool(call.tool_call_id, call.tool) : undefined;
+        if (known) {
+          Object.assign(known, recorded);
+          if (call.input !== undefined && call.input !== null) known.input = call.input;
+          continue;
+        }
+        this.push({
+          kind: "tool",
+          key: nextKey("t"),
+          toolCallId: call.tool_call_id ?? null,
+          tool: call.tool,
+          input: call.input,
+          ...recorded,
         });
       }
       for (const raw of message.confirmations ?? []) {
@@ -383,7 +399,7 @@ export class ChatState {
           continue;
         }
         if (this.confirmById(card.confirmation_id ?? null)) continue;
-        this.push(confirmFrom(card));
+        this.showInputOf(this.push(confirmFrom(card)));
       }
       if (message.content) {
         this.openText = null;

@@ -176,7 +176,70 @@ describe("ChatState: a card confirmed with edits", () => {
     expect(tools[0].kind === "tool" && tools[0].state).toBe("not_run");
   });
 
-  it("reads a superseded card from the history", () => {
+  it("reads a call behind a card as one tool card from the history, edited or not", () => {
+    const edited = { ...original, dashboard_ids: [11] };
+    for (const [later, shown] of [
+      [undefined, original],
+      [edited, edited],
+    ] as const) {
+      const chat = new ChatState();
+      chat.loadHistory([
+        {
+          id: "m1",
+          role: "assistant",
+          content: "",
+          created_at: "",
+          seq: 2,
+          tool_calls: [
+            {
+              tool: "deploy_dashboard",
+              tool_call_id: "call-1",
+              input: original,
+              status: "started",
+            },
+          ],
+          confirmations: [
+            {
+              type: "confirm_required",
+              confirmation_id: "c1",
+              tool_call_id: "call-1",
+              prompt: "p",
+              expires_at: null,
+              input: original,
+            },
+          ],
+        },
+        {
+          id: "m2",
+          role: "assistant",
+          content: "Готово",
+          created_at: "",
+          seq: 5,
+          tool_calls: [
+            {
+              tool: "deploy_dashboard",
+              tool_call_id: "call-1",
+              input: later,
+              status: "tool_end",
+              output: { ok: true },
+            },
+          ],
+          confirmations: [{ type: "confirm_resolved", result: "confirmed" }],
+        },
+      ]);
+      const tools = chat.items.filter((i) => i.kind === "tool");
+      expect(tools).toHaveLength(1);
+      const [call] = tools;
+      expect(call.kind === "tool" && [call.state, call.error, call.input]).toEqual([
+        "done",
+        undefined,
+        shown,
+      ]);
+    }
+  });
+
+  it("reads a superseded card from the history, the call showing the edited input", () => {
+    const prod = { ...original, target_env_id: "prod" };
     const chat = new ChatState();
     chat.loadHistory(
       [
@@ -186,17 +249,33 @@ describe("ChatState: a card confirmed with edits", () => {
           content: "",
           created_at: "",
           seq: 5,
-          tool_calls: [],
+          tool_calls: [
+            {
+              tool: "deploy_dashboard",
+              tool_call_id: "call-1",
+              input: original,
+              status: "started",
+            },
+          ],
           confirmations: [
             { type: "confirm_required", confirmation_id: "c1", prompt: "p", expires_at: null },
             { type: "confirm_resolved", result: "superseded" },
-            { type: "confirm_required", confirmation_id: "c2", prompt: "p", expires_at: null },
+            {
+              type: "confirm_required",
+              confirmation_id: "c2",
+              tool_call_id: "call-1",
+              prompt: "p",
+              expires_at: null,
+              input: prod,
+            },
           ],
         },
       ],
       "c2",
     );
-    const states = chat.items.map((i) => i.kind === "confirm" && i.state);
-    expect(states).toEqual(["superseded", "pending"]);
+    const states = chat.items.map((i) => (i.kind === "confirm" ? i.state : i.kind));
+    expect(states).toEqual(["tool", "superseded", "pending"]);
+    const [call] = chat.items;
+    expect(call.kind === "tool" && [call.state, call.input]).toEqual(["waiting", prod]);
   });
 });
