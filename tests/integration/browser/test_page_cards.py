@@ -111,6 +111,11 @@ def test_confirm_runs_the_deploy_once_and_the_answer_follows(site: PageStack, ta
     expect(tab.by("error-card")).to_have_count(0)
     assert site.deploys() == 1
     tab.screenshot("card-confirmed")
+    # and after a reload the history shows the one call, done (not a second, unfinished one)
+    tab.page.reload()
+    tab.wait_ready()
+    expect(tab.by("tool-card").filter(has_text="deploy_dashboard")).to_have_count(1)
+    expect(deploy).to_have_attribute("data-state", "done")
 
 
 def test_the_timer_reaches_zero_and_the_card_says_it_expired(sites, upstream_server, tabs: Tabs):
@@ -253,6 +258,13 @@ def test_an_edit_that_keeps_the_cards_risk_runs_once_with_the_edited_input(
     assert site.deploys() == 1
     assert deploys_of(site) == [[11]]
     tab.screenshot("edit-confirmed")
+    # and so it reads after a reload, from the history
+    tab.page.reload()
+    tab.wait_ready()
+    expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
+    expect(deploy).to_have_count(1)
+    expect(deploy).to_have_attribute("data-state", "done")
+    expect(deploy).to_contain_text(re.compile(r'"dashboard_ids": \[\s*11\s*\]'))
 
 
 def test_an_admins_edit_to_production_asks_again_on_a_destructive_card(site: PageStack, tabs: Tabs):
@@ -280,6 +292,14 @@ def test_an_admins_edit_to_production_asks_again_on_a_destructive_card(site: Pag
     expect(deploy).to_contain_text('"target_env_id": "prod"')
     assert site.deploys() == 0
     tab.screenshot("edit-superseded")
+    # and so it reads after a reload, from the history
+    tab.page.reload()
+    tab.wait_ready()
+    expect(cards).to_have_count(2)
+    expect(old).to_have_attribute("data-state", "superseded")
+    expect(new).to_have_attribute("data-state", "pending")
+    expect(deploy).to_contain_text('"target_env_id": "prod"')
+    tab.wait_answered()  # the re-attach's resume
     # and the new card is answered as any card
     new.get_by_test_id("confirm-accept").click()
     expect(new).to_have_attribute("data-state", "confirmed")
