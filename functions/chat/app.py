@@ -14,7 +14,7 @@ import concurrent.futures
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Final
 
 from ag_ui.core import RunAgentInput
 from aws_lambda_powertools.metrics import MetricUnit
@@ -51,6 +51,7 @@ BLOCKING_THREADS = 32
 observability = Observability.of("chat")
 logger, metrics, tracer = observability.logger, observability.metrics, observability.tracer
 
+STREAM_HEADERS: Final = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 Authorization = Annotated[str, Header()]
 RequestIdHeader = Annotated[str | None, Header(alias="X-Request-ID")]
 
@@ -100,24 +101,26 @@ class ChatEndpoints:
             opened = await self.service.open(
                 principal, body, request_id=request_id, last_event_id=last_event_id
             )
+        return self.respond(opened, ChatMessageSSE(), request_id, body.action)
+
+    def respond(
+        self, opened: OpenedTurn, encoder: StreamEncoder, request_id: str, action: str | None
+    ) -> StreamingResponse:
+        """The turn streamed in `encoder`'s protocol (logged once, as it opens)."""
         logger.info(
             "turn",
             extra={
                 "request_id": request_id,
-                "user": principal.subject,
+                "user": opened.context.principal.subject,
                 "conversation_id": opened.conversation_id,
-                "action": body.action,
+                "action": action,
+                "protocol": type(encoder).__name__,
             },
         )
-        encoder = ChatMessageSSE()
         return StreamingResponse(
             self.encode(opened, encoder),
             media_type=encoder.media_type,
-            headers={
-                "Cache-Control": "no-cache",
-                "X-Accel-Buffering": "no",
-                "X-Conversation-Id": opened.conversation_id,
-            },
+            headers=STREAM_HEADERS | {"X-Conversation-Id": opened.conversation_id},
         )
 
     async def encode(self, opened: OpenedTurn, encoder: StreamEncoder) -> AsyncIterator[bytes]:
@@ -156,7 +159,6 @@ class ChatEndpoints:
         request_id = request_id_from(x_request_id)
         principal = self.principal(request, authorization, request_id)
         encoder = AgUiEncoder(body.thread_id, body.run_id)
-        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         try:
             chat_body = chat_request_of(body)
             opened = await self.service.open(
@@ -167,26 +169,12 @@ class ChatEndpoints:
             metadata = (
                 waiting_card(refused.confirmation) if isinstance(refused, CardWaits) else None
             )
-            frames = encoder.refusal(code, detail, metadata)
-            return StreamingResponse(iter([frames]), media_type=encoder.media_type, headers=headers)
-        logger.info(
-            "turn",
-            extra={
-                "request_id": request_id,
-                "user": principal.subject,
-                "conversation_id": opened.conversation_id,
-                "action": chat_body.action,
-                "protocol": "ag-ui",
-            },
-        )
-        confirmation = opened.turn.confirmation
-        encoder.resumed_call = confirmation.tool_call_id if confirmation else None
-        encoder.stopped = lambda: opened.turn.stopped
-        return StreamingResponse(
-            self.encode(opened, encoder),
-            media_type=encoder.media_type,
-            headers=headers | {"X-Conversation-Id": opened.conversation_id},
-        )
+            return StreamingResponse(
+                iter([encoder.refusal(code, detail, metadata)]),
+                media_type=encoder.media_type,
+                headers=STREAM_HEADERS,
+            )
+        return self.respond(opened, encoder.for_turn(opened.turn), request_id, chat_body.action)
 
     async def cancel(
         self,

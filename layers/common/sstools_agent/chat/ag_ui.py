@@ -42,7 +42,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from sstools_agent.chat.request import ChatRequestBody
-from sstools_agent.chat.turns import ThreadRules
+from sstools_agent.chat.turns import PreparedTurn, ThreadRules
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -232,6 +232,13 @@ class AgUiEncoder:
         self._ended = False
         self._text: str | None = None
         self._card: ConfirmRequired | None = None
+
+    def for_turn(self, turn: PreparedTurn) -> AgUiEncoder:
+        """This encoder bound to the turn it writes: the call a resume answers, and whether a
+        cancel request stopped it."""
+        self.resumed_call = turn.confirmation.tool_call_id if turn.confirmation else None
+        self.stopped = lambda: turn.stopped
+        return self
 
     def frame(self, event_id: str | None, event: ChatEvent) -> bytes:
         if self._ended:
