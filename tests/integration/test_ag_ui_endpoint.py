@@ -364,6 +364,8 @@ async def test_approve_with_edits_of_the_same_risk_runs_the_edited_call(chat: Ch
     edited = {**interrupt.metadata["input"], "dashboard_ids": [11]}
     run = await a_run(chat, thread, resume=approve(interrupt.id, editedArgs=edited))
     assert run.custom("ss-tools.confirm_resolved") == [{"result": "confirmed"}]
+    (said,) = run.custom("ss-tools.call_edited")
+    assert (said["toolCallId"], said["args"]) == (interrupt.tool_call_id, edited)
     assert run.finished.outcome is not None
     assert run.finished.outcome.type == "success"
     assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
@@ -461,6 +463,7 @@ async def test_another_users_thread_is_a_404(chat: ChatServer):
         ({"messages": []}, "no new user message"),
         ({"tools": [{"name": "x", "description": "y"}]}, "frontend tools"),
         ({"threadId": "../etc"}, "conversation_id"),
+        ({"forwardedProps": "junk"}, "forwardedProps"),
     ],
 )
 async def test_a_run_the_chat_cannot_take_is_a_422(

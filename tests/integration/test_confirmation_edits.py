@@ -7,17 +7,22 @@ in moto; what the sample upstream received is read from its own state.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.audit import AuditKind
+from sstools_agent.wiring.chat import build_chat
 from tests.integration.test_chat_function import ChatServer, MemoryAudit, post_stream
 from tests.support.agent_stack import AgentStack, chat_app
-from tests.support.seed import DASHBOARD_10
+from tests.support.seed import DASHBOARD_10, DATASET_15
 
 pytestmark = pytest.mark.anyio
 DEPLOY = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
@@ -184,3 +189,78 @@ async def test_an_edit_by_another_user_is_403(chat: ChatServer):
 
 def _card_id(card: dict[str, Any]) -> dict[str, str]:
     return {"confirmation_id": card["confirmation_id"]}
+
+
+SQL_RUNS = ("POST", "/api/environments/staging/sql/execute")
+
+
+async def test_an_edit_that_makes_sql_destructive_asks_again_on_its_own_card(chat: ChatServer):
+    body = {"message": "выполни sql `DELETE FROM energy_readings WHERE id = 1`"}
+    status, events, _ = await post_stream(chat, body | {"ui_context": DATASET_15})
+    assert status == 200
+    conversation = events[-1].data["metadata"]["conversation_id"]
+    card = next(e for e in events if e.type == "confirm_required").data["metadata"]
+    assert card["decision"]["tone"] == "info"
+    # Without its WHERE the same DELETE is what a fresh card shows louder («warning»)
+    edited = {**card["input"], "sql": "DELETE FROM energy_readings"}
+    status, events, _ = await post_stream(chat, edit(conversation, card, edited))
+    assert status == 200
+    assert types(events) == ["confirm_resolved", "confirm_required", "stream_end"]
+    assert events[0].data["metadata"]["result"] == "superseded"
+    assert events[1].data["metadata"]["decision"]["tone"] == "warning"
+    assert chat.stack.upstream.plan.requests(*SQL_RUNS) == 0
+
+
+async def test_the_edited_call_is_shown_fingerprinted_and_kept_as_it_runs(chat: ChatServer):
+    conversation, card = await ask(chat, "engineer")
+    edited = {**card["input"], "dashboard_ids": ["11"]}  # the tool takes it, as the number 11
+    status, events, _ = await post_stream(chat, edit(conversation, card, edited))
+    assert status == 200
+    start = next(e for e in events if e.type == "tool_start").data["metadata"]
+    assert start["input"]["dashboard_ids"] == [11]
+    assert deployed(chat) == [[11]]
+    messages = await chat.store.messages(conversation)
+    assert messages[-1].tool_calls[-1]["input"]["dashboard_ids"] == [11]
+
+
+async def test_a_superseding_edit_whose_stream_is_dropped_at_once_still_says_nothing_ran(
+    chat: ChatServer,
+):
+    conversation, card = await ask(chat, "admin")
+    edited = {**card["input"], "target_env_id": "prod"}
+    await send_and_hang_up(chat, edit(conversation, card, edited), "admin")
+    status, replay, _ = await post_stream(
+        chat, {"action": "resume", "conversation_id": conversation}, role="admin"
+    )
+    assert status == 200
+    said = " ".join(e.data["content"] for e in replay if e.type is None)
+    cards = [e.data["metadata"] for e in replay if e.type == "confirm_required"]
+    # Either the new card is there to answer, or the user is told nothing ran
+    assert (cards and cards[-1]["input"] == edited) or "ничего не изменено" in said, replay
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
+
+
+async def send_and_hang_up(chat: ChatServer, body: dict[str, Any], role: str) -> None:
+    """Sends the request and closes the connection before reading a byte of the answer, then
+    waits until the server has decided the card and let the conversation go."""
+    confirmations = build_chat(chat.stack.settings).confirmations
+    url = httpx.URL(chat.url)
+    payload = json.dumps(body).encode()
+    _, writer = await asyncio.open_connection(url.host, url.port)
+    writer.write(
+        f"POST /api/agent/chat HTTP/1.1\r\nHost: {url.host}\r\n"
+        f"Authorization: {chat.headers(role)['Authorization']}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
+        + payload
+    )
+    await writer.drain()
+    writer.close()
+    deadline = time.monotonic() + 10
+    while True:
+        record = await chat.store.get(body["conversation_id"])
+        confirmation = await confirmations.get(body["confirmation_id"])
+        decided = confirmation is not None and confirmation.status.value != "pending"
+        if decided and record is not None and not record.is_running(time.time()):
+            return
+        assert time.monotonic() < deadline, "the server never let the conversation go"
+        await asyncio.sleep(0.05)

@@ -74,11 +74,24 @@ def test_an_error_closes_the_open_text_ends_the_run_and_nothing_follows_it():
     assert (events[-1].code, events[-1].message) == ("LLM_UNAVAILABLE", "Модель недоступна")
 
 
-def test_a_resumed_call_is_not_started_again_and_a_denial_closes_it_as_not_run():
+def test_an_edited_call_is_not_started_again_its_arguments_are_said():
     events = encoded(
-        [ConfirmResolved(ConfirmationResult.DENIED), ToolStart("deploy_dashboard", {}, "c1"), END],
+        [
+            ConfirmResolved(ConfirmationResult.CONFIRMED),
+            ToolStart("deploy_dashboard", {"dashboard_ids": [11]}, "c1"),
+            END,
+        ],
         resumed_call="c1",
     )
+    assert types(events) == ["RUN_STARTED", "CUSTOM", "CUSTOM", "RUN_FINISHED"]
+    assert (events[2].name, events[2].value) == (
+        "ss-tools.call_edited",
+        {"toolCallId": "c1", "tool": "deploy_dashboard", "args": {"dashboard_ids": [11]}},
+    )
+
+
+def test_a_denial_closes_the_resumed_call_as_not_run():
+    events = encoded([ConfirmResolved(ConfirmationResult.DENIED), END], resumed_call="c1")
     assert types(events) == ["RUN_STARTED", "CUSTOM", "TOOL_CALL_RESULT", "RUN_FINISHED"]
     assert events[2].tool_call_id == "c1"
     assert events[2].metadata == {"error": True, "code": "TOOL_NOT_RUN"}

@@ -239,18 +239,23 @@ class ChatAgent:
 
     def decide_edit(
         self, pending: PendingConfirmation, edited_args: dict[str, Any], role: Role | None
-    ) -> GuardrailDecision:
+    ) -> tuple[GuardrailDecision, dict[str, Any]]:
         """The decision for the card's call with `edited_args` in place of its arguments, made
-        where the card was made. Raises InvalidToolCall for arguments the tool does not take."""
+        where the card was made, and the arguments as the tool takes them (validated, with its
+        defaults: what is shown, fingerprinted and run). Raises InvalidToolCall for arguments the
+        tool does not take, or for a tool the card's page no longer offers (FORBIDDEN)."""
         page = self.card_page(pending)
-        decision = self.policy.evaluate(role, pending.tool, edited_args, page)
+        call = self.policy.resolve(pending.tool, edited_args, page)
+        if call is None:
+            raise InvalidToolCall(pending.tool, "the tool is not known", ErrorCode.FORBIDDEN)
+        decision = self.policy.evaluate(role, pending.tool, call.arguments, page)
         if decision.permission.allowed and not self.policy.select_tools(role, page).offers(
             pending.tool
         ):
             raise InvalidToolCall(
                 pending.tool, "not available on the card's page", ErrorCode.FORBIDDEN
             )
-        return decision
+        return decision, call.arguments
 
     async def close_interrupted(
         self, thread_id: str, pending: PendingConfirmation, outcome: ExecutionState

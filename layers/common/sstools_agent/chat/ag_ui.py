@@ -85,6 +85,7 @@ CUSTOM_PREFIX: Final = "ss-tools."
 PERMISSION_DENIED: Final = CUSTOM_PREFIX + "permission_denied"
 CONFIRM_RESOLVED: Final = CUSTOM_PREFIX + "confirm_resolved"
 TOOLS_ROUTED: Final = CUSTOM_PREFIX + "tools_routed"
+CALL_EDITED: Final = CUSTOM_PREFIX + "call_edited"
 INTERRUPT_REASON: Final = "tool_call"
 RAN_OR_ASKS_AGAIN: Final = frozenset({ConfirmationResult.CONFIRMED, ConfirmationResult.SUPERSEDED})
 """The answers after which the held call runs, or waits on its next interrupt."""
@@ -141,7 +142,9 @@ def chat_request_of(run: RunAgentInput) -> ChatRequestBody:
     thread's history; the client's copy of it is not read). The page context is
     `forwardedProps.uiContext`. RequestValidationError (422) for what the chat request refuses,
     InvalidResume for a resume AG-UI's rules refuse."""
-    props = run.forwarded_props if isinstance(run.forwarded_props, dict) else {}
+    props = run.forwarded_props if run.forwarded_props is not None else {}
+    if not isinstance(props, dict):
+        _refuse("forwardedProps", "forwardedProps is an object (the page context is its uiContext)")
     fields: dict[str, Any] = {
         "conversation_id": run.thread_id,
         "ui_context": props.get("uiContext"),
@@ -302,8 +305,11 @@ class AgUiEncoder:
 
     def _tool_start(self, event: ToolStart) -> list[BaseEvent]:
         call = event.tool_call_id
-        if call == self.resumed_call:  # started in the run that asked for the confirmation
-            return self._close_text()
+        if call == self.resumed_call:
+            # The call an edit approved: its TOOL_CALL_START went out in the run that asked (a
+            # second one would append to its arguments), so the arguments it runs with are said.
+            edited = {"toolCallId": call, "tool": event.tool, "args": event.tool_input}
+            return [*self._close_text(), CustomEvent(name=CALL_EDITED, value=edited)]
         return [
             *self._close_text(),
             ToolCallStartEvent(tool_call_id=call, tool_call_name=event.tool),

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal
 import anyio
 
 from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.event_mapping import cancellation_text
 from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrupted_call_events
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
@@ -89,6 +90,10 @@ FOLLOW_POLL_S: Final = 0.25
 FOLLOW_LIMIT_S: Final = 300.0
 STOPPED_TEXT: Final = "Генерация остановлена по запросу; ход сохранён до этого места."
 ABANDONED_READ_TEXT: Final = "Чтение {tool} прервано остановкой генерации; ничего не изменено."
+UNSHOWN_CARD_TEXT: Final = (
+    "Операция {tool} не выполнена: изменённый вызов ждёт нового подтверждения, но его карточка "
+    "не была показана; ничего не изменено. Попросите выполнить её ещё раз."
+)
 
 Action = Literal["confirm", "deny", "edit", "resume"] | None
 DECISIONS: Final = ("confirm", "deny", "edit")
@@ -466,7 +471,7 @@ class ChatTurns:
         (ConfirmationNotPermitted), and whether the card's approval covers it."""
         agent = self._agent_factory()
         try:
-            decision = agent.decide_edit(pending, edited_args, role)
+            decision, arguments = agent.decide_edit(pending, edited_args, role)
         except InvalidToolCall as invalid:
             if invalid.code is ErrorCode.FORBIDDEN:
                 raise ConfirmationNotPermitted(
@@ -479,8 +484,8 @@ class ChatTurns:
                 f"{decision.permission.required_role}; ничего не выполнено."
             )
         return ConfirmationEdit(
-            edited_args=edited_args,
-            fingerprint=card_fingerprint(pending.tool, edited_args, decision.to_payload()),
+            edited_args=arguments,
+            fingerprint=card_fingerprint(pending.tool, arguments, decision.to_payload()),
             asks_again=edit_asks_again(pending.decision, decision),
             edited_by=owner,
         )
@@ -925,21 +930,32 @@ class ChatTurns:
         self, conversation: Conversation | None, replayed: set[str]
     ) -> list[ChatEvent]:
         """For a reconnect: the card still waiting for a decision, with its id, unless the
-        replay showed it; or, for a confirmed call whose run was interrupted, what is known of
-        it, always (a replayed card may be spent). Never a card that cannot be answered."""
+        replay showed it; for a confirmed call whose run was interrupted, what is known of it;
+        for a card decided against (or expired, or superseded by an edit) whose run never
+        resolved it, that nothing ran — always (a replayed card may be spent). Never a card
+        that cannot be answered."""
         waiting = conversation.pending_confirmation_id if conversation else None
         confirmation = await self.confirmations.get(waiting) if waiting else None
         if conversation is None or confirmation is None:
             return []
         agent = self._agent_factory()
         pending = await agent.pending_confirmation(conversation.conversation_id)
-        if pending is None or pending.fingerprint != confirmation.fingerprint:
+        if pending is None:
             return []
+        if pending.fingerprint != confirmation.fingerprint:
+            # An edit superseded the card and its run stopped before the new card was held:
+            # the edited call waits on a card nobody saw, and nothing ran.
+            superseded = confirmation.status is ConfirmationStatus.SUPERSEDED
+            return [Text(UNSHOWN_CARD_TEXT.format(tool=pending.tool))] if superseded else []
+        said: list[ChatEvent] = []
         match confirmation.settlement(time.time()):
             case Settlement.CANCEL if confirmation.confirmation_id not in replayed:
                 card = agent.card_of(conversation.conversation_id, pending)
-                return [card.held_as(confirmation.confirmation_id, confirmation.expires_iso)]
+                said.append(card.held_as(confirmation.confirmation_id, confirmation.expires_iso))
             case Settlement.REPORT:
-                return [Text(outcome_text(pending.tool, confirmation.interrupted_outcome))]
-            case _:
-                return []
+                said.append(Text(outcome_text(pending.tool, confirmation.interrupted_outcome)))
+            case Settlement.REJECT:
+                # Decided against (or expired), and the run that resolves it never got there
+                result = REJECTED_AS[confirmation.status]
+                said.append(Text(cancellation_text(pending.tool, result)))
+        return said

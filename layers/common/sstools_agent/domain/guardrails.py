@@ -165,19 +165,24 @@ def decide_unknown_tool(tool: str, permission: PermissionResult) -> GuardrailDec
     )
 
 
-_RISK_RANK: Final = {RiskLevel.SAFE: 0, RiskLevel.GUARDED: 1, RiskLevel.DANGEROUS: 2}
+JUDGEMENT: Final = (
+    "operation",
+    "risk",
+    "tone",
+    "environment",
+    "environment_tier",
+    "badge",
+    "impact",
+)
+"""What a card says about a call's weight (the prompt is written from these): an edit that
+changes any of them needs a card of its own."""
 
 
 def edit_asks_again(shown: dict[str, Any], edited: GuardrailDecision) -> bool:
-    """Whether a call edited on its card needs a card of its own: the edit raised the risk, or
-    moved the call to another environment, or changed what it would change (`shown` is the
-    card's decision payload). Otherwise the user's approval of the card covers the edited call."""
-    try:
-        was = _RISK_RANK[RiskLevel(str(shown.get("risk")))]
-    except ValueError:
-        return True  # a card whose risk cannot be read is never stretched over an edit
-    return (
-        _RISK_RANK[edited.risk] > was
-        or edited.environment != shown.get("environment")
-        or edited.impact != shown.get("impact")
-    )
+    """Whether a call edited on its card needs a card of its own: the card's approval covers
+    the edited call only when a card for it would say the same about its weight (`shown` is the
+    card's decision payload). A higher risk, another environment or impact asks again; so does a
+    louder tone at the same risk (a DELETE that lost its WHERE), and any other change of what
+    the card said, even a lower one: the user approved what the card said, nothing else."""
+    judged = edited.to_payload()
+    return any(judged[name] != shown.get(name) for name in JUDGEMENT)
