@@ -6,6 +6,7 @@ import pytest
 
 from sstools_agent.domain.catalog_types import DASHBOARD_NOUN
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
+from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_catalog import CATALOG
@@ -181,3 +182,35 @@ def test_a_select_with_side_effects_needs_the_confirmation_of_a_prod_write(polic
     assert decision.badge == "⚠️ PRODUCTION"
     assert decision.impact == "SQL может изменить данные или сервер: вызывает pg_terminate_backend"
     assert "pg_terminate_backend" in decision.prompt
+
+
+@pytest.mark.parametrize(
+    ("edited", "asks_again"),
+    [
+        (deploy("staging", [11]), False),  # another dashboard, same weight: the card covers it
+        (deploy("staging", [10]), False),  # no change at all
+        (deploy("prod", [10]), True),  # riskier, another environment
+        (deploy("ss-dev", [10]), True),  # another environment, same risk
+        (deploy("staging", [10, 11]), True),  # another impact («2 дашборда»)
+    ],
+)
+def test_an_edit_asks_again_when_its_card_would_say_anything_else(policy, edited, asks_again):
+    shown = policy.evaluate(
+        Role.ADMIN, "deploy_dashboard", deploy("staging", [10]), dashboard_page()
+    ).to_payload()
+    decision = policy.evaluate(Role.ADMIN, "deploy_dashboard", edited, dashboard_page())
+    assert edit_asks_again(shown, decision) is asks_again
+
+
+def test_an_edit_that_only_makes_sql_louder_asks_again(policy):
+    payload = {"contextVersion": 1, "objectType": "dataset", "objectId": "15", "envId": "staging"}
+    page = UIContext.model_validate(payload, context={"environments": DEFAULT_ENVIRONMENTS})
+
+    def decided(sql: str) -> GuardrailDecision:
+        args = {"database_id": 1, "sql": sql}
+        return policy.evaluate(Role.ENGINEER, "superset_execute_sql", args, page)
+
+    shown = decided("DELETE FROM energy WHERE id = 1")
+    louder = decided("DELETE FROM energy")
+    assert (louder.risk, louder.impact) == (shown.risk, shown.impact)
+    assert edit_asks_again(shown.to_payload(), louder)
