@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from sstools_agent.settings import Settings
-from tests.support.agent_stack import AgentStack, SampleUpstream, sample_upstream
+from tests.support.agent_stack import AgentStack, SampleUpstream, sample_upstream, stack_over
 from tests.support.aws import aws_stack
 
 
@@ -34,5 +34,18 @@ def upstream_server(stack_settings: Settings) -> Iterator[SampleUpstream]:
 @pytest.fixture
 def stack(stack_settings: Settings, upstream_server: SampleUpstream) -> AgentStack:
     upstream_server.reset()
-    settings = stack_settings.model_copy(update={"upstream_base_url": upstream_server.base_url})
-    return AgentStack(settings, upstream_server)
+    return stack_over(stack_settings, upstream_server)
+
+
+@pytest.fixture(scope="module")
+def module_stack(stack_settings: Settings, upstream_server: SampleUpstream) -> AgentStack:
+    """A stack for a module whose tests share one chat server (each test resets the upstream:
+    `fresh_upstream`)."""
+    return stack_over(stack_settings, upstream_server)
+
+
+@pytest.fixture
+def fresh_upstream(upstream_server: SampleUpstream) -> SampleUpstream:
+    """The sample upstream as seeded, with no faults and no requests counted."""
+    upstream_server.reset()
+    return upstream_server

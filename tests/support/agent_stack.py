@@ -152,6 +152,13 @@ class AgentStack:
         )
 
 
+def stack_over(settings: Settings, upstream: SampleUpstream) -> AgentStack:
+    """The stack whose tools call `upstream`."""
+    return AgentStack(
+        settings.model_copy(update={"upstream_base_url": upstream.base_url}), upstream
+    )
+
+
 async def confirming(
     agent: ChatAgent, conversation: str, context: AgentRunContext
 ) -> AgentRunContext:

@@ -202,7 +202,7 @@ def test_an_edit_asks_again_when_its_card_would_say_anything_else(policy, edited
     assert edit_asks_again(shown, decision) is asks_again
 
 
-def test_an_edit_that_only_makes_sql_louder_asks_again(policy):
+def test_an_edit_that_only_makes_sql_louder_asks_again(policy: ToolPolicy):
     payload = {"contextVersion": 1, "objectType": "dataset", "objectId": "15", "envId": "staging"}
     page = UIContext.model_validate(payload, context={"environments": DEFAULT_ENVIRONMENTS})
 
