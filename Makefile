@@ -10,7 +10,7 @@ SAM_VENV := $(VENV)/sam
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 
 .PHONY: test lint typecheck unit docs eval run token lock clean bench web web-test schema chromium \
-	ag-ui-client
+	ag-ui-client llvm-strip
 
 # The /agent page (web/): npm ci from its lock, then a build whenever a source changed. `dist-local`
 # is the local stack's build (with the demo sign-in), `dist` the deployable one (without it).
@@ -66,6 +66,10 @@ schema: $(STAMP) $(WEB_STAMP)
 chromium:
 	@scripts/ensure-chromium >/dev/null
 
+# The layers' build strips native code with it (tests/infrastructure/test_sam_build.py runs one).
+llvm-strip:
+	@scripts/ensure-llvm-strip
+
 ## test: ruff, mypy, the page's checks and the whole pytest suite, browser tests included
 ## (creates .venv, installs web/node_modules and Debian's chromium on first use)
 test: lint typecheck web-test unit
@@ -77,7 +81,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(SAM_STAMP) web chromium ag-ui-client
+unit: $(STAMP) $(SAM_STAMP) web chromium ag-ui-client llvm-strip
 	$(BIN)/pytest
 
 ## docs: regenerate docs/tools.md (the tool reference) from the tool catalog
@@ -104,6 +108,7 @@ token: $(STAMP)
 lock: $(STAMP)
 	$(BIN)/python -m pip install --quiet uv==0.13.9
 	$(BIN)/uv pip compile --python-version 3.12 -q layers/common/requirements.in -o layers/common/requirements.txt
+	@# each layer installs its part of that lock: layers/common/layer_build.py
 	$(BIN)/uv pip compile --python-version 3.12 -q requirements-dev.in -o requirements-dev.txt
 	$(BIN)/uv pip compile --python-version 3.12 -q requirements-sam.in -o requirements-sam.txt
 

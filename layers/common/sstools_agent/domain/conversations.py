@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final
 
 from sstools_agent.domain.chat_events import (
     ChatEvent,
@@ -27,9 +27,6 @@ CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
 _EVENT_ID: Final = re.compile(
     rf"^(?P<conversation>{CONVERSATION_ID_PATTERN[1:-1]}):(?P<seq>\d{{1,12}})$"
 )
-
-
-T = TypeVar("T")
 
 
 class ConversationBusy(Exception):
@@ -58,7 +55,7 @@ class InvalidPageToken(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
+class Page[T]:
     """One page of a listing, and the store's opaque token for the next one (None on the last
     page). Only the store that issued a token reads it; callers pass it back unchanged."""
 

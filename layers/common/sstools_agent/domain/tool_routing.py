@@ -21,6 +21,7 @@ It is about the model's context budget, not about permission: the policy still c
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,13 +29,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
 from sstools_agent.domain.catalog_types import IntentTag
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 
-Vectors = npt.NDArray[np.float32]
+Vector = Sequence[float]
+Vectors = Sequence[Vector]
+"""One row per text. Plain floats, not numpy: the chat function ships without numpy unless the
+offline sentence encoder is deployed, and ~100 dot products of 512 floats (`math.sumprod`) take
+well under a millisecond."""
 
 FALLBACK_BELOW: Final = 3
 """The embedding fallback runs when keywords name fewer tools than this (the seed's rule)."""
@@ -188,10 +190,10 @@ class ToolRouter:
         vectors = self._vectors()
         if vectors is None or self._embedder is None:
             return {}
-        similarities = vectors @ self._embedder.embed([query])[0]
+        query_vector = self._embedder.embed([query])[0]
         best: dict[str, float] = {}
-        for tool, similarity in zip(self._example_tools, similarities.tolist(), strict=True):
-            best[tool] = max(best.get(tool, -1.0), float(similarity))
+        for tool, vector in zip(self._example_tools, vectors, strict=True):
+            best[tool] = max(best.get(tool, -1.0), math.sumprod(vector, query_vector))
         return best
 
     def route(

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from sstools_agent.domain.conversations import (
     Conversation,
@@ -32,12 +32,11 @@ from sstools_agent.domain.identity import (
 from sstools_agent.domain.ports import BlobStore, ConversationStore
 from sstools_agent.domain.tool_outputs import ToolOutputNotFound, tool_output_key
 
-T = TypeVar("T")
 DEFAULT_TITLE = "Новый разговор"
 
 
 @dataclass(frozen=True, slots=True)
-class Listing(Generic[T]):
+class Listing[T]:
     """A page for the caller, with the cursor of the next one."""
 
     items: list[T]
