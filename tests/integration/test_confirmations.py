@@ -71,7 +71,7 @@ def make_chat(stack: AgentStack, **settings: Any) -> Iterator[ChatServer]:
     app, store, _ = chat_app(stack, OfflineChatModel(), bus)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, MemoryAudit())
-    bus.drain()
+    bus.flush()
 
 
 @pytest.fixture
@@ -116,19 +116,21 @@ def execution(chat: ChatServer, confirmation_id: str) -> dict[str, Any]:
     return dict(sfn.describe_execution(executionArn=arn))
 
 
-def audit_events(chat: ChatServer, queue: str) -> list[dict[str, Any]]:
+def audit_events(chat: ChatServer, queue: str, conversation: str) -> list[dict[str, Any]]:
+    """What the bus delivered about `conversation` (the bus is the session's: cards of other
+    tests expire on it too)."""
     sqs = clients(chat.stack)["sqs"]
     found: list[dict[str, Any]] = []
     for _ in range(3):
         messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1)
         found += [json.loads(m["Body"])["detail"] for m in messages.get("Messages", [])]
-    return found
+    return [e for e in found if e.get("conversation_id") == conversation]
 
 
-def audit_decisions(chat: ChatServer, queue: str) -> list[str]:
+def audit_decisions(chat: ChatServer, queue: str, conversation: str) -> list[str]:
     return [
         e["decision"]["result"]
-        for e in audit_events(chat, queue)
+        for e in audit_events(chat, queue, conversation)
         if e["kind"] == "confirmation_decided"
     ]
 
@@ -172,7 +174,7 @@ async def test_the_card_is_held_by_an_execution_with_its_task_token(chat, audit_
     assert deploys(chat) == 1
     await wait_for(lambda: execution(chat, card["confirmation_id"])["status"] == "SUCCEEDED")
     assert confirmation_item(chat, card["confirmation_id"])["status"] == "confirmed"
-    events = audit_events(chat, audit_queue)
+    events = audit_events(chat, audit_queue, conversation)
     kinds = sorted(e["kind"] for e in events)
     assert kinds == ["confirmation_decided", "confirmation_requested", "tool_called"]
     # Each record carries both identities
@@ -192,14 +194,14 @@ async def test_deny_runs_nothing_and_says_so(chat, audit_queue):
     assert any("отменена" in e.data["content"] for e in events)
     assert deploys(chat) == 0
     await wait_for(lambda: execution(chat, card["confirmation_id"])["status"] == "SUCCEEDED")
-    assert audit_decisions(chat, audit_queue) == ["denied"]
+    assert audit_decisions(chat, audit_queue, conversation) == ["denied"]
 
 
 async def test_timeout_expires_the_card_and_the_next_access_says_so(quick_chat, audit_queue):
     chat = quick_chat
     conversation, card = await ask(chat)
     await wait_for(lambda: confirmation_item(chat, card["confirmation_id"])["status"] == "expired")
-    assert audit_decisions(chat, audit_queue) == ["expired"]
+    assert audit_decisions(chat, audit_queue, conversation) == ["expired"]
     # The next message first resolves the expired call as rejected, then answers
     status, events, _ = await post_stream(
         chat,
@@ -288,7 +290,7 @@ async def test_a_new_message_cancels_the_held_card(chat, audit_queue):
     assert events[0].data["metadata"] == {"type": "confirm_resolved", "result": "cancelled"}
     assert confirmation_item(chat, card["confirmation_id"])["status"] == "cancelled"
     await wait_for(lambda: execution(chat, card["confirmation_id"])["status"] == "SUCCEEDED")
-    assert audit_decisions(chat, audit_queue) == ["cancelled"]
+    assert audit_decisions(chat, audit_queue, conversation) == ["cancelled"]
     assert deploys(chat) == 0
 
 
