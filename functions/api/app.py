@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI
 
+from sstools_agent.http.audit_flush import AuditFlush
 from sstools_agent.http.errors import install_error_handlers, single_values
 from sstools_agent.http.refusals import install_refusals
 from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps
@@ -35,4 +36,5 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.include_router(conversations.router)
     app.include_router(environments.router)
     app.include_router(identity.router)
+    app.add_middleware(AuditFlush, sink=deps.audit)
     return app

@@ -40,6 +40,7 @@ from sstools_agent.domain.confirmations import CardWaits
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
+from sstools_agent.http.audit_flush import AuditFlush
 from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import Observability
@@ -224,4 +225,5 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     app.post("/api/agent/ag-ui", response_model=None)(endpoints.ag_ui)
     if origin_verify_secret is not None:
         app.add_middleware(OriginCheck, secret=origin_verify_secret.get_secret_value())
+    app.add_middleware(AuditFlush, sink=deps.audit)
     return app

@@ -40,6 +40,9 @@ class MemoryAudit:
     def emit(self, record: AuditRecord) -> None:
         self.records.append(record)
 
+    def flush(self) -> None:
+        pass
+
 
 @dataclass
 class ChatServer:

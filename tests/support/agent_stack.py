@@ -48,6 +48,9 @@ class NoAudit:
     def emit(self, record: object) -> None:
         """Nothing is kept."""
 
+    def flush(self) -> None:
+        """Nothing is held."""
+
 
 @contextmanager
 def local_aws_and_upstream(credentials: str) -> Iterator[AgentStack]:

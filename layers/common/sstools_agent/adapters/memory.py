@@ -479,6 +479,9 @@ class MemoryAuditSink(FailureSwitches):
             return
         self.records.append(stamped)
 
+    def flush(self) -> None:
+        """Nothing is held: every record is in `records` when `emit` returns."""
+
 
 class MemoryBlobStore(FailureSwitches):
     """`domain.ports.BlobStore` in a dict; a switched-off operation fails as a missing bucket

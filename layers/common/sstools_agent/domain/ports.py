@@ -178,6 +178,11 @@ class AuditSink(Protocol):
 
     def emit(self, record: AuditRecord) -> None: ...
 
+    def flush(self) -> None:
+        """Waits until every record emitted so far has left the process (each function calls it
+        before a response ends: Lambda freezes the container between invocations)."""
+        ...
+
 
 class AuditRecordStore(Protocol):
     """Where the audit function keeps each record once (append-only)."""
