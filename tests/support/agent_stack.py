@@ -200,6 +200,17 @@ def minted_service_tokens(settings: Settings) -> Callable[[], Awaitable[str]]:
     return minted
 
 
+def minted_once(settings: Settings) -> Callable[[], Awaitable[str]]:
+    """A service token minted now and reused, as the chat function's client caches the one the
+    REST API issued (so a turn makes no KMS call)."""
+    minted = service_token_issuer_from(settings).service_token().token
+
+    async def token() -> str:
+        return minted
+
+    return token
+
+
 def chat_app(
     stack: AgentStack,
     model: BaseChatModel,

@@ -9,9 +9,10 @@ not checkpoint it), so a confirmation raised in one Lambda invocation is resumed
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
@@ -132,6 +133,15 @@ def interrupted_call_events(
     return EventMapper("").on_tool_message(interrupted_call_message(tool, tool_call_id, outcome))
 
 
+@runtime_checkable
+class HeldThreadReads(Protocol):
+    """A checkpointer that reads a thread once while its turn holds it (TurnCheckpointer)."""
+
+    def hold(self, thread_id: str) -> None: ...
+
+    def release(self, thread_id: str) -> None: ...
+
+
 class ChatAgent:
     """The LangGraph agent with ss-tools' policy, tools and checkpoints."""
 
@@ -161,6 +171,20 @@ class ChatAgent:
     @staticmethod
     def _config(thread_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": thread_id}}
+
+    @contextmanager
+    def holding(self, thread_id: str) -> Iterator[None]:
+        """While the caller holds the conversation's lock (nothing else writes its thread), the
+        thread's checkpoint is read once, not once per question asked of it."""
+        saver = self.graph.checkpointer
+        if not isinstance(saver, HeldThreadReads):
+            yield
+            return
+        saver.hold(thread_id)
+        try:
+            yield
+        finally:
+            saver.release(thread_id)
 
     async def prefetch(
         self, context: AgentRunContext, timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S

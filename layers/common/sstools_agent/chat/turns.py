@@ -171,6 +171,43 @@ class PreparedTurn:
     """The run was stopped by a cancel request (set when the stream ends)."""
 
 
+@dataclass
+class _UserMessage:
+    """The user's message of a turn: written into the history beside the turn's first event, not
+    before it (the user does not wait for that write), and once."""
+
+    store: ConversationStore
+    conversation_id: str
+    message: StoredMessage | None
+    """Until written."""
+    message_id: str | None = None
+
+    def __post_init__(self) -> None:
+        self.message_id = self.message.message_id if self.message else None
+
+    @classmethod
+    def of(cls, turn: PreparedTurn, store: ConversationStore, seq: int) -> _UserMessage:
+        conversation = turn.conversation
+        if turn.message is None or turn.result is not None:  # an answer to a card has none
+            return cls(store, conversation.conversation_id, None)
+        message = StoredMessage(
+            uuid.uuid4().hex,
+            MessageRole.USER,
+            turn.message,
+            now_iso(),
+            seq,
+            ui_context=conversation.ui_context,
+        )
+        return cls(store, conversation.conversation_id, message)
+
+    def write(self) -> list[asyncio.Task[None]]:
+        """The write, started (nothing when there is none or it was started before)."""
+        if self.message is None:
+            return []
+        message, self.message = self.message, None
+        return [asyncio.create_task(self.store.add_messages(self.conversation_id, [message]))]
+
+
 class _EventWriter:
     """Stores a turn's events in chunks from a background task, so the stream never waits on it.
 
@@ -397,16 +434,18 @@ class ChatTurns:
             )
             if action == "edit" and not confirmation.expired(time.time()):
                 edit = self._edit(pending, edited_args or {}, role, owner)
-        conversation = await self.store.get_owned(conversation_id, owner)
-        if action == "resume":
-            return PreparedTurn(conversation, action, None, run_id, resume_after=resume_after)
-        if conversation.is_archived:
-            raise ConversationArchived(conversation_id)
-        if action is None and rules.new_input_refused_while_a_card_waits:
-            await self._refuse_while_a_card_waits(conversation)
-        held = await self.store.start_turn(
-            replace(conversation, ui_context=ui_context), run_id, self.lease_s, new=False
-        )
+        asked = Conversation.asked_for(conversation_id, owner, ui_context)
+        if action == "resume" or rules.new_input_refused_while_a_card_waits:
+            conversation = await self.store.get_owned(conversation_id, owner)
+            if action == "resume":
+                return PreparedTurn(conversation, action, None, run_id, resume_after=resume_after)
+            if conversation.is_archived:
+                raise ConversationArchived(conversation_id)
+            if action is None:
+                await self._refuse_while_a_card_waits(conversation)
+        # The lock refuses another user's or a missing conversation (404), an archived one and
+        # one another run holds (409) from the record as it is at that write
+        held = await self.store.start_turn(asked, run_id, self.lease_s, new=False)
         if confirmation is None or pending is None:
             return PreparedTurn(held, action, message, run_id)
         return await self._answer_card(
@@ -583,6 +622,14 @@ class ChatTurns:
         self, turn: PreparedTurn, context: AgentRunContext
     ) -> AsyncGenerator[ChatEvent]:
         agent = self._agent_factory()
+        # The turn holds the conversation's lock: its checkpoint is read once for all it asks
+        with agent.holding(turn.conversation.conversation_id):
+            async for event in self._agent_events(turn, context, agent):
+                yield event
+
+    async def _agent_events(
+        self, turn: PreparedTurn, context: AgentRunContext, agent: ChatAgent
+    ) -> AsyncGenerator[ChatEvent]:
         conversation_id = turn.conversation.conversation_id
         if turn.result is not None and turn.confirmation is not None:
             if turn.result is ConfirmationResult.CONFIRMED:
@@ -738,21 +785,9 @@ class ChatTurns:
         seq = turn.conversation.last_seq
         writer = _EventWriter(self.store, conversation_id, turn.run_id, self.lease_s)
         recorder = TurnRecorder()
-        user_message_id = None
+        user_message = _UserMessage.of(turn, self.store, seq + 1)
+        user_message_id = user_message.message_id
         history: list[asyncio.Task[None]] = []
-        if turn.message is not None and turn.result is None:
-            user_message_id = uuid.uuid4().hex
-            user_message = StoredMessage(
-                user_message_id,
-                MessageRole.USER,
-                turn.message,
-                now_iso(),
-                seq + 1,
-                ui_context=turn.conversation.ui_context,
-            )
-            history.append(
-                asyncio.create_task(self.store.add_messages(conversation_id, [user_message]))
-            )
         assistant_message_id = uuid.uuid4().hex
         events = self._events(turn, context)
         finished = False
@@ -767,6 +802,7 @@ class ChatTurns:
             recorder.record(kept)
             self._audit(turn, kept, recorder)
             writer.add(seq, kept)
+            history.extend(user_message.write())
             return event_id(conversation_id, seq), event
 
         try:
@@ -795,6 +831,7 @@ class ChatTurns:
         finally:
             await events.aclose()
             with anyio.CancelScope(shield=True):
+                history.extend(user_message.write())  # a turn ended before its first event
                 await asyncio.gather(*history)
                 await self._close_turn(
                     turn, writer, recorder, assistant_message_id, seq, complete=finished

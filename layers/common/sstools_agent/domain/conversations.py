@@ -90,6 +90,15 @@ class Conversation:
         """Whether a run holds the conversation (its lease not yet lapsed)."""
         return self.locked_by is not None and (self.locked_until or 0) > now
 
+    @classmethod
+    def asked_for(
+        cls, conversation_id: str, owner: str, ui_context: dict[str, Any] | None
+    ) -> Conversation:
+        """An existing conversation as a turn asks the lock for it, unread: by id and owner
+        (and the page the turn comes from). The lock's conditional write checks the rest and
+        answers the stored record, so the turn needs no read before it."""
+        return cls(conversation_id, owner, "", "", "", ui_context=ui_context)
+
 
 def turn_refusal(
     conversation_id: str, owner: str, current: Conversation | None

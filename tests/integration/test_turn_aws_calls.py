@@ -1,0 +1,90 @@
+"""What a turn asks AWS before the user sees its first event (docs/performance.md).
+
+Through the chat function under uvicorn against moto, every botocore call in the process traced
+(tests/support/aws_calls.py): the conversation record is not read before the lock (the lock's
+conditional write answers it), the checkpoint is read once per turn however often the turn asks
+about it, the user's message is stored beside the first event, and audit records leave after the
+first event but before the response ends.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from local.servers import serve
+from sstools_agent.adapters.audit import EventBridgeAuditSink
+from sstools_agent.agent.offline_model import OfflineChatModel
+from tests.integration.test_chat_function import STATUS, ChatServer, MemoryAudit, post_stream
+from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, minted_once
+from tests.support.aws_calls import FIRST_EVENT, AwsCallTrace, TurnCalls
+
+pytestmark = pytest.mark.anyio
+ONE_CHECKPOINT_READ = Counter({"checkpointer.Query": 2, "checkpointer.GetItem": 1})
+"""The latest checkpoint's index (a Query), its payload (a GetItem), its writes (a Query)."""
+
+
+class TracedChat:
+    def __init__(self, server: ChatServer, trace: AwsCallTrace) -> None:
+        self.server, self.trace = server, trace
+
+    async def turn(self, body: dict[str, Any]) -> tuple[dict[str, Any], TurnCalls]:
+        self.trace.take()
+        status, events, _ = await post_stream(self.server, body)
+        assert status == 200
+        return events[-1].data["metadata"], self.trace.take()
+
+
+@pytest.fixture(scope="module")
+def traced_chat(module_stack: AgentStack) -> Iterator[TracedChat]:
+    settings = module_stack.settings
+    trace = AwsCallTrace(settings)
+    # The real audit producer, holding records far longer than a turn: only a flush sends them
+    bus = EventBridgeAuditSink(
+        settings.audit_bus_name,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+        linger_s=600,
+    )
+    app, store, _ = chat_app(
+        module_stack, OfflineChatModel(), bus, service_token=minted_once(settings)
+    )
+    with serve(trace.marking(app), lifespan="on") as url, trace.installed():
+        yield TracedChat(ChatServer(url, module_stack, store, MemoryAudit()), trace)
+
+
+@pytest.fixture
+def chat(traced_chat: TracedChat, fresh_upstream: SampleUpstream) -> TracedChat:
+    return traced_chat
+
+
+async def test_a_new_conversation_waits_for_its_lock_and_one_checkpoint_query(chat: TracedChat):
+    _, calls = await chat.turn(STATUS)
+    assert calls.before(FIRST_EVENT, polls=False) == Counter(
+        {"store.PutItem": 1, "checkpointer.Query": 1}
+    )
+
+
+async def test_a_message_on_a_conversation_reads_its_checkpoint_once_and_its_record_never(
+    chat: TracedChat,
+):
+    first, _ = await chat.turn(STATUS)
+    # A message that asks about the open card, the previous message (a follow-up) and the run
+    _, calls = await chat.turn(
+        {"message": "то же самое для дашборда 10", "conversation_id": first["conversation_id"]}
+    )
+    before = calls.before(FIRST_EVENT, polls=False)
+    assert before == ONE_CHECKPOINT_READ + Counter({"store.UpdateItem": 1})  # the lock
+    assert calls.after(FIRST_EVENT)["store.BatchWriteItem"] >= 1  # the user's message, stored
+
+
+async def test_the_turns_audit_leaves_after_the_first_event_and_before_the_response_ends(
+    chat: TracedChat,
+):
+    _, calls = await chat.turn(STATUS)
+    assert calls.before(FIRST_EVENT, polls=False)["eventbridge.PutEvents"] == 0
+    # The sink holds records for 600 s: only the flush before the response's end sent them
+    assert calls.after(FIRST_EVENT)["eventbridge.PutEvents"] == 1

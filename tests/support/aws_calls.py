@@ -1,0 +1,119 @@
+"""Every AWS call a chat turn makes, by what makes it, and when: for the bench and the tests.
+
+Every botocore call in this process is recorded with the moment it started (patched at
+`BaseClient._make_api_call`, under every client of every adapter and library); an ASGI wrapper
+marks the moments the app sends its first event and its `confirm_resolved`. A call that started
+before a mark is on the critical path: the user waits for it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.client import BaseClient
+
+from sstools_agent.settings import Settings
+
+FIRST_EVENT = "first event"
+CONFIRM_RESOLVED = "confirm_resolved"
+
+
+@dataclass(frozen=True)
+class Call:
+    started: float
+    role: str
+    operation: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}.{self.operation}"
+
+
+@dataclass
+class AwsCallTrace:
+    """The calls made while `installed`, and the app's marks (taken per turn with `take`)."""
+
+    settings: Settings
+    calls: list[Call] = field(default_factory=list)
+    marks: dict[str, float] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def role(self, service: str, params: dict[str, Any]) -> str:
+        """Who makes a call: the store, the confirmations, the checkpointer, or a service."""
+        if service == "dynamodb":
+            text = repr(params)
+            if self.settings.checkpoint_table in text:
+                return "checkpointer"
+            if params.get("ProjectionExpression") == "cancel_run":
+                return "cancel-poll"  # the event writer's, while a run has nothing to store
+            return "confirmations" if "CONF#" in text else "store"
+        services = {"stepfunctions": "step-functions", "events": "eventbridge"}
+        return services.get(service, service)
+
+    @contextmanager
+    def installed(self) -> Iterator[AwsCallTrace]:
+        original = BaseClient._make_api_call
+        trace = self
+
+        def traced(client: BaseClient, operation: str, params: dict[str, Any]) -> Any:
+            service = client.meta.service_model.service_name
+            call = Call(time.perf_counter(), trace.role(service, params), operation)
+            with trace._lock:
+                trace.calls.append(call)
+            return original(client, operation, params)
+
+        BaseClient._make_api_call = traced
+        try:
+            yield self
+        finally:
+            BaseClient._make_api_call = original
+
+    def take(self) -> TurnCalls:
+        """The calls and marks since the last `take`."""
+        with self._lock:
+            calls, marks = self.calls, self.marks
+            self.calls, self.marks = [], {}
+        return TurnCalls(calls, marks)
+
+    def marking(self, app: Any) -> Any:
+        """`app`, marking when it sends its first event and its `confirm_resolved`."""
+
+        async def marked(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            async def sending(message: dict[str, Any]) -> None:
+                body = message.get("body", b"")
+                if message["type"] == "http.response.body" and body:
+                    now = time.perf_counter()
+                    self.marks.setdefault(FIRST_EVENT, now)
+                    if b'"confirm_resolved"' in body:
+                        self.marks.setdefault(CONFIRM_RESOLVED, now)
+                await send(message)
+
+            await app(scope, receive, sending)
+
+        return marked
+
+
+@dataclass(frozen=True)
+class TurnCalls:
+    calls: list[Call]
+    marks: dict[str, float]
+
+    def before(self, mark: str, *, polls: bool = True) -> Counter[str]:
+        """The calls started before `mark` (without the cancel poll's, unless `polls`: it runs
+        in the background every half second, so how many fall before depends on the load)."""
+        at = self.marks[mark]
+        return Counter(
+            call.name
+            for call in self.calls
+            if call.started < at and (polls or call.role != "cancel-poll")
+        )
+
+    def after(self, mark: str) -> Counter[str]:
+        at = self.marks[mark]
+        return Counter(call.name for call in self.calls if call.started >= at)
