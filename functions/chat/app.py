@@ -13,7 +13,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Annotated, Final
 
 from ag_ui.core import RunAgentInput
@@ -31,6 +31,7 @@ from sstools_agent.chat.ag_ui import (
     waiting_card,
 )
 from sstools_agent.chat.encoding import ChatMessageSSE, StreamEncoder
+from sstools_agent.chat.pacing import Frame, paced
 from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.service import ChatService, OpenedTurn
 from sstools_agent.chat.turns import ChatTurns
@@ -46,6 +47,7 @@ from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import Observability
 from sstools_agent.http.origin import OriginCheck
 from sstools_agent.http.refusals import install_refusals, refusal_of
+from sstools_agent.settings import DEFAULT_STREAM_COALESCE_S, DEFAULT_STREAM_HEARTBEAT_S
 from sstools_agent.wiring.chat import ChatDeps
 
 BLOCKING_THREADS = 32
@@ -69,12 +71,15 @@ class ChatEndpoints:
         environments: EnvironmentRegistry,
         audit: AuditSink,
         auth_failures: AuthFailureSampler | None = None,
+        coalesce_s: float = DEFAULT_STREAM_COALESCE_S,
+        heartbeat_s: float = DEFAULT_STREAM_HEARTBEAT_S,
     ) -> None:
         self.service = ChatService(
             turns, environments=environments, audit=audit, service_token=service_token
         )
         self.verifier, self.audit = verifier, audit
         self.auth_failures = auth_failures or AuthFailureSampler()
+        self.coalesce_s, self.heartbeat_s = coalesce_s, heartbeat_s
 
     def principal(self, request: Request, authorization: str, request_id: str) -> Principal:
         """The caller; AuthenticationError (401, a sampled audit record) otherwise."""
@@ -125,7 +130,14 @@ class ChatEndpoints:
         )
 
     async def encode(self, opened: OpenedTurn, encoder: StreamEncoder) -> AsyncIterator[bytes]:
-        """The turn (or the replay) in the response's encoding; metrics when it ends."""
+        """The turn (or the replay) in the response's encoding, paced for the socket: tokens
+        coalesced, silences broken by heartbeats (`chat.pacing`)."""
+        frames = self.frames(opened, encoder)
+        async for chunk in paced(frames, window_s=self.coalesce_s, heartbeat_s=self.heartbeat_s):
+            yield chunk
+
+    async def frames(self, opened: OpenedTurn, encoder: StreamEncoder) -> AsyncGenerator[Frame]:
+        """Each event's bytes, and whether they are urgent (all but tokens); metrics at the end."""
         started = time.perf_counter()
         first_event_s: float | None = None
         tool_calls = 0
@@ -136,9 +148,9 @@ class ChatEndpoints:
                         first_event_s = time.perf_counter() - started
                     tool_calls += event.type is EventType.TOOL_START
                     if data := encoder.frame(event_id, event):
-                        yield data
+                        yield data, event.type is not EventType.STREAM_TOKEN
                 if (tail := encoder.close()) is not None:
-                    yield tail
+                    yield tail, True
         finally:
             if first_event_s is not None:
                 metrics.add_metric(
@@ -214,6 +226,8 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
         environments=deps.environments,
         audit=deps.audit,
         auth_failures=deps.auth_failures,
+        coalesce_s=deps.stream_coalesce_s,
+        heartbeat_s=deps.stream_heartbeat_s,
     )
     app = FastAPI(
         title="ss-tools agent chat", version="1.0", docs_url=None, redoc_url=None, lifespan=lifespan

@@ -38,6 +38,10 @@ LOCAL_HS256_SECRET = "local-development-secret-not-for-deployment-0123456789"  #
 """The local stack's shared secret; refused when STAGE is anything but `local`."""
 
 DEFAULT_PREFETCH_TIMEOUT_S: Final = 1.5
+DEFAULT_STREAM_COALESCE_S: Final = 0.010
+"""Token frames are written to the socket together within this window (`chat.pacing`)."""
+DEFAULT_STREAM_HEARTBEAT_S: Final = 15.0
+"""A stream silent this long gets an SSE comment line (CloudFront closes one silent 60 s)."""
 """How long a turn waits for the page object's summary (the agent's prefetch takes it too)."""
 
 
@@ -261,7 +265,17 @@ class OriginCheckSettings(FunctionSettings):
     (template.yaml, from `OriginVerifySecret`); unset locally and in the tests: nothing checked."""
 
 
+class StreamSettings(FunctionSettings):
+    """How the chat's responses reach the socket (`sstools_agent.chat.pacing`)."""
+
+    stream_coalesce_s: float = Field(default=DEFAULT_STREAM_COALESCE_S, ge=0, le=1)
+    """Token frames are written together within this window; any other frame at once."""
+    stream_heartbeat_s: float = Field(default=DEFAULT_STREAM_HEARTBEAT_S, gt=0, le=55)
+    """A stream silent this long gets an SSE comment line (CloudFront closes one silent 60 s)."""
+
+
 class ChatSettings(
+    StreamSettings,
     EnvironmentSettings,
     UserAuthSettings,
     ToolSettings,

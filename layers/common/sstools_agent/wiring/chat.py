@@ -29,6 +29,8 @@ from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import Embedder, ToolRouter
 from sstools_agent.settings import (
     DEFAULT_PREFETCH_TIMEOUT_S,
+    DEFAULT_STREAM_COALESCE_S,
+    DEFAULT_STREAM_HEARTBEAT_S,
     ChatSettings,
     RoutingSettings,
     ToolSettings,
@@ -98,6 +100,8 @@ class ChatDeps:
     auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
     confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S
     prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S
+    stream_coalesce_s: float = DEFAULT_STREAM_COALESCE_S
+    stream_heartbeat_s: float = DEFAULT_STREAM_HEARTBEAT_S
     turns: ChatTurns = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -151,4 +155,6 @@ def build_chat(settings: ChatSettings) -> ChatDeps:
         auth_failures=settings.auth_failure_sampler(),
         confirmation_timeout_s=settings.confirmation_timeout_s,
         prefetch_timeout_s=settings.prefetch_timeout_s,
+        stream_coalesce_s=settings.stream_coalesce_s,
+        stream_heartbeat_s=settings.stream_heartbeat_s,
     )
