@@ -123,5 +123,6 @@ bench: $(STAMP) web/dist/index.html chromium
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_agent
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_chat
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.aws_calls
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.first_turn
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_routing
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_page

@@ -181,6 +181,9 @@ def chat_function_app(settings: Settings) -> Any:
     deps = replace(
         build_chat(settings), audit=NoAudit(), service_token=minted_service_tokens(settings)
     )
+    router = deps.agent().router
+    if router is not None:
+        router.warm()  # the scores must not depend on how soon the encoder loaded
     return create_chat_app(deps)
 
 

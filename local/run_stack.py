@@ -157,9 +157,11 @@ def main() -> int:
             os.environ["AWS_ENDPOINT_URL"], settings.aws_region, settings.audit_bus_name
         )
         with serve_sample_upstream(settings):
+            chat = build_chat(settings)
+            chat.agent()  # built at start, as the chat function's main.py does
             gateway = LocalGateway(
                 {
-                    "ChatFunction": chat_app(build_chat(settings)),
+                    "ChatFunction": chat_app(chat),
                     "ApiFunction": api_app(build_api(settings)),
                 },
                 page=page_app(settings),

@@ -1,7 +1,9 @@
 """The chat function's entry point: settings read and collaborators built once, at import.
 
 Lambda Web Adapter starts `uvicorn main:app` (run.sh); the module is the one instance per
-container.
+container. Importing it is Lambda's init phase, so the agent (model client, checkpointer, tool
+router) is built here rather than inside the first request; the router's embeddings warm in a
+thread of their own meanwhile (keywords route until they are ready).
 """
 
 from __future__ import annotations
@@ -12,4 +14,6 @@ from sstools_agent.settings import ChatSettings
 from sstools_agent.wiring.chat import build_chat
 
 settings = ChatSettings()
-app = create_app(build_chat(settings), origin_verify_secret=settings.origin_verify_secret)
+deps = build_chat(settings)
+deps.agent()
+app = create_app(deps, origin_verify_secret=settings.origin_verify_secret)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from sstools_agent.domain.tool_routing import (
     Intent,
     ToolRouter,
 )
+from sstools_agent.wiring import chat as wiring_chat
 from tests.support.seed import SEED_DEFAULT_TOOLS, SEED_MAINTENANCE_TOOLS
 
 ALL_TOOLS = tuple(spec.name for spec in CATALOG)
@@ -199,3 +203,58 @@ def test_the_router_uses_titan_vectors_through_the_same_interface():
     router.route("hello", ALL_TOOLS)
     router.route("привет", ALL_TOOLS)
     assert Stubbed.calls == examples + 2  # tool vectors once; one embedding per query
+
+
+# --- Warming in the background ------------------------------------------------------------------
+
+
+class GatedEmbedder:
+    """Embeds (one-hot by first word) once `gate` is set; fails the first `failures` times."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.gate = threading.Event()
+        self.calls = 0
+        self.failures = failures
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("throttled")
+        self.gate.wait(10)
+        rows = []
+        for text in texts:
+            row = [0.0] * 64
+            row[hash(text.split(maxsplit=1)[0]) % 64] = 1.0
+            rows.append(row)
+        return rows
+
+
+def test_a_router_warmed_elsewhere_routes_on_keywords_until_its_examples_are_embedded():
+    embedder = GatedEmbedder()
+    router = ToolRouter(embedder, warmed_elsewhere=True)
+    # While the examples embed in the background, a query keywords miss is routed at once
+    warming = threading.Thread(target=router.warm)
+    warming.start()
+    started = time.monotonic()
+    before = router.route("hello there", ALL_TOOLS)
+    assert time.monotonic() - started < 1
+    assert before.used_embeddings is False
+    assert before.intent is Intent.UNKNOWN
+    assert embedder.calls == 1  # the warm-up's only: the request embedded nothing
+    # Once they are, the fallback runs
+    embedder.gate.set()
+    warming.join(5)
+    assert router.embeddings_ready
+    after = router.route("hello there", ALL_TOOLS)
+    assert after.used_embeddings is True
+
+
+def test_the_background_warm_up_tries_again_after_a_failure(monkeypatch):
+    monkeypatch.setattr(wiring_chat, "WARM_RETRY_S", 0.01)
+    embedder = GatedEmbedder(failures=1)
+    embedder.gate.set()
+    router = ToolRouter(embedder, warmed_elsewhere=True)
+    wiring_chat._warm(router)
+    assert embedder.calls == 2
+    assert router.embeddings_ready

@@ -142,8 +142,18 @@ class ToolRouter:
     Everything it knows about tools comes from the catalog's declarations: each tool's keywords
     and examples, and which tools each intent offers unasked (the intent tags)."""
 
-    def __init__(self, embedder: Embedder | None, catalog: ToolCatalog = CATALOG) -> None:
+    def __init__(
+        self,
+        embedder: Embedder | None,
+        catalog: ToolCatalog = CATALOG,
+        *,
+        warmed_elsewhere: bool = False,
+    ) -> None:
+        """`warmed_elsewhere`: someone else calls `warm` (a background thread: the offline
+        encoder loads for about 1.6 s, Titan takes a call per example); until it is done, the
+        router routes on keywords alone rather than embed the examples inside a request."""
         self._embedder = embedder
+        self._warmed_elsewhere = warmed_elsewhere
         self._routes = {spec.name: spec.routing for spec in catalog}
         self._capabilities = catalog.tagged(IntentTag.CAPABILITIES)
         self._dashboard_query = catalog.tagged(IntentTag.DASHBOARD_QUERY)
@@ -161,17 +171,24 @@ class ToolRouter:
 
     def warm(self) -> None:
         """Embeds the tools' examples now (otherwise on the first fallback)."""
-        self._vectors()
+        if self._embedder is None or self._example_vectors is not None:
+            return
+        pairs = [(tool, text) for tool, route in self._routes.items() for text in route.examples]
+        vectors = self._embedder.embed([text for _, text in pairs])
+        self._example_tools = tuple(tool for tool, _ in pairs)
+        self._example_vectors = vectors  # last: a router routing meanwhile sees it whole or not
+
+    @property
+    def embeddings_ready(self) -> bool:
+        """Whether the fallback can run now (the examples are embedded, or will be on demand)."""
+        return self._embedder is not None and (
+            self._example_vectors is not None or not self._warmed_elsewhere
+        )
 
     def _vectors(self) -> Vectors | None:
-        if self._embedder is None:
+        if not self.embeddings_ready:
             return None
-        if self._example_vectors is None:
-            pairs = [
-                (tool, text) for tool, route in self._routes.items() for text in route.examples
-            ]
-            self._example_tools = tuple(tool for tool, _ in pairs)
-            self._example_vectors = self._embedder.embed([text for _, text in pairs])
+        self.warm()
         return self._example_vectors
 
     def keyword_scores(self, query: str) -> dict[str, int]:
@@ -212,7 +229,7 @@ class ToolRouter:
         keyword = self.keyword_scores(query)
         ranked = sorted(keyword, key=lambda tool: -keyword[tool])
         similarities: dict[str, float] = {}
-        used_embeddings = len(ranked) < FALLBACK_BELOW and self._embedder is not None
+        used_embeddings = len(ranked) < FALLBACK_BELOW and self.embeddings_ready
         if used_embeddings:
             similarities = self.embedding_scores(query)
             close = sorted(

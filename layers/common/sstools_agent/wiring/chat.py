@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import functools
+import logging
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.embeddings import BedrockTitanEmbedder, OfflineEmbedder
@@ -46,6 +50,11 @@ from sstools_agent.wiring.adapters import (
     user_verifier_from,
 )
 
+logger = logging.getLogger(__name__)
+WARM_ATTEMPTS: Final = 3
+WARM_RETRY_S: Final = 5.0
+"""The router's background warm-up tries three times, 5 s then 10 s apart."""
+
 
 def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
     """The tool policy for these settings."""
@@ -57,8 +66,11 @@ def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
     )
 
 
-def tool_router_from(settings: RoutingSettings) -> ToolRouter | None:
-    """The tool router as configured (None when routing is off)."""
+def tool_router_from(
+    settings: RoutingSettings, *, warm_in_background: bool = False
+) -> ToolRouter | None:
+    """The tool router as configured (None when routing is off). `warm_in_background`: its
+    examples are embedded by a thread of their own, and until then it routes on keywords."""
     if settings.tool_routing == "off":
         return None
     if settings.tool_routing == "keywords":
@@ -70,7 +82,22 @@ def tool_router_from(settings: RoutingSettings) -> ToolRouter | None:
         )
     else:
         embedder = OfflineEmbedder()
-    return ToolRouter(embedder)
+    router = ToolRouter(embedder, warmed_elsewhere=warm_in_background)
+    if warm_in_background:
+        threading.Thread(target=_warm, args=(router,), name="router-warm", daemon=True).start()
+    return router
+
+
+def _warm(router: ToolRouter, attempts: int = WARM_ATTEMPTS) -> None:
+    """Embeds the router's examples, trying again after a failure (Bedrock throttled, say);
+    meanwhile, and after the last attempt, it routes on keywords."""
+    for attempt in range(1, attempts + 1):
+        try:
+            router.warm()
+            return
+        except Exception:
+            logger.exception("the tool router's embeddings failed (attempt %d)", attempt)
+            time.sleep(WARM_RETRY_S * attempt)
 
 
 def upstream_client_from(settings: ToolSettings) -> UpstreamToolClient:
@@ -119,15 +146,13 @@ class ChatDeps:
 
 
 def agent_from(settings: ChatSettings) -> Callable[[], ChatAgent]:
-    """The agent, built at the first turn and then shared by every turn (its graph is stateless:
-    conversations live in the checkpointer). Building it loads the model client, the
-    checkpointer and the router's tool vectors, so it waits until a turn needs it."""
+    """The agent, built once and then shared by every turn (its graph is stateless:
+    conversations live in the checkpointer). The chat function builds it while Lambda
+    initialises the container (main.py); the router's embeddings warm in the background."""
 
     @functools.cache
     def agent() -> ChatAgent:
-        router = tool_router_from(settings)
-        if router is not None:
-            router.warm()
+        router = tool_router_from(settings, warm_in_background=True)
         return ChatAgent(
             build_chat_model(settings),
             checkpointer_from(settings),
