@@ -53,12 +53,17 @@ class EventBridgeAuditSink:
         self._sent = 0
         self._flush_to = 0
         self._changed = threading.Condition()
-        self._sender = threading.Thread(target=self._send_forever, name="audit", daemon=True)
-        self._sender.start()
+        self._sender: threading.Thread | None = None
+        """Started by the first record (a sink that never emits costs no thread)."""
 
     def emit(self, record: AuditRecord) -> None:
         """Stamps the emission time now, in the caller's order; sent in the background."""
         with self._changed:
+            if self._sender is None:
+                self._sender = threading.Thread(
+                    target=self._send_forever, name="audit", daemon=True
+                )
+                self._sender.start()
             self._held.append((time.monotonic(), record.stamped(self._clock)))
             self._emitted += 1
             self._changed.notify_all()

@@ -97,7 +97,8 @@ def _warm(router: ToolRouter, attempts: int = WARM_ATTEMPTS) -> None:
             return
         except Exception:
             logger.exception("the tool router's embeddings failed (attempt %d)", attempt)
-            time.sleep(WARM_RETRY_S * attempt)
+            if attempt < attempts:
+                time.sleep(WARM_RETRY_S * attempt)
 
 
 def upstream_client_from(settings: ToolSettings) -> UpstreamToolClient:
