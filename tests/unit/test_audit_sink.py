@@ -83,3 +83,20 @@ def test_a_refused_record_goes_to_the_log(caplog: pytest.LogCaptureFixture):
     refused = [r for r in caplog.records if "refused" in r.getMessage()]
     assert len(refused) == 1
     assert "'n': 2" in refused[0].getMessage()
+
+
+def test_a_send_that_breaks_still_lets_every_flush_return(caplog: pytest.LogCaptureFixture):
+    class Broken(FakeEvents):
+        def put_events(self, Entries: list[dict[str, Any]]) -> dict[str, Any]:
+            super().put_events(Entries)
+            return {"Entries": None}  # not what EventBridge answers: reading it fails
+
+    client = Broken()
+    bus = sink(client, linger_s=600)
+    bus.emit(record(1))
+    with caplog.at_level(logging.ERROR, logger="sstools_agent.audit"):
+        bus.flush()  # returns: the record is logged, not lost silently
+    bus.emit(record(2))
+    bus.flush()  # and the sender is still there for the next one
+    assert numbers(client) == [[1], [2]]
+    assert any("'n': 1" in r.getMessage() for r in caplog.records)

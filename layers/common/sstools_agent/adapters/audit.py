@@ -89,47 +89,50 @@ class EventBridgeAuditSink:
                 while (due := self._due()) != 0.0:
                     self._changed.wait(timeout=due)
                 batch = self._take_batch()
-            self._put(batch)
-            with self._changed:
-                self._sent += len(batch)
-                self._changed.notify_all()
+            try:
+                self._put(batch)
+            except Exception:  # the thread must outlive any record: every flush waits on it
+                for record, _ in batch:
+                    audit_logger.exception("audit record not sent: %s", record.to_payload())
+            finally:
+                with self._changed:
+                    self._sent += len(batch)
+                    self._changed.notify_all()
 
-    def _take_batch(self) -> list[AuditRecord]:
-        batch: list[AuditRecord] = []
+    def _take_batch(self) -> list[tuple[AuditRecord, dict[str, Any]]]:
+        """The held records that fit one PutEvents, each with its entry (built once)."""
+        batch: list[tuple[AuditRecord, dict[str, Any]]] = []
         size = 0
         while self._held and len(batch) < ENTRIES_PER_PUT:
             record = self._held[0][1]
-            size += len(self._detail(record))
+            entry = self._entry(record)
+            size += len(entry["Detail"])
             if batch and size > BYTES_PER_PUT:
                 break
-            batch.append(record)
+            batch.append((record, entry))
             del self._held[0]
         return batch
-
-    @staticmethod
-    def _detail(record: AuditRecord) -> str:
-        return json.dumps(record.to_payload(), ensure_ascii=False, default=str)
 
     def _entry(self, record: AuditRecord) -> dict[str, Any]:
         return {
             "EventBusName": self._bus,
             "Source": AUDIT_SOURCE,
             "DetailType": record.kind.value,
-            "Detail": self._detail(record),
+            "Detail": json.dumps(record.to_payload(), ensure_ascii=False, default=str),
         }
 
-    def _put(self, batch: list[AuditRecord]) -> None:
+    def _put(self, batch: list[tuple[AuditRecord, dict[str, Any]]]) -> None:
         try:
-            response = self._client.put_events(Entries=[self._entry(r) for r in batch])
+            response = self._client.put_events(Entries=[entry for _, entry in batch])
         except Exception:
             # An audit event must not be lost silently: it goes to the log instead.
-            for record in batch:
+            for record, _ in batch:
                 audit_logger.exception("audit bus refused a record: %s", record.to_payload())
             return
-        for record, entry in zip(batch, response.get("Entries", []), strict=False):
-            if entry.get("ErrorCode"):
+        for (record, _), result in zip(batch, response.get("Entries", []), strict=False):
+            if result.get("ErrorCode"):
                 audit_logger.error(
                     "audit bus refused a record (%s): %s",
-                    entry.get("ErrorCode"),
+                    result.get("ErrorCode"),
                     record.to_payload(),
                 )
