@@ -27,15 +27,10 @@ from local.demo_users import DEMO_USERS
 from local.servers import serve
 from sstools_agent.wiring.api import build_api
 from tests.support.agent_stack import local_aws_and_upstream, user_issuer
+from tests.support.aws import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 3
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float = 60) -> None:

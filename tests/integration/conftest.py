@@ -7,8 +7,17 @@ from collections.abc import Iterator
 
 import pytest
 
+from local.servers import serve
+from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.settings import Settings
-from tests.support.agent_stack import AgentStack, SampleUpstream, sample_upstream, stack_over
+from tests.integration.test_chat_function import ChatServer, MemoryAudit
+from tests.support.agent_stack import (
+    AgentStack,
+    SampleUpstream,
+    chat_app,
+    sample_upstream,
+    stack_over,
+)
 from tests.support.aws import aws_stack
 
 
@@ -49,3 +58,20 @@ def fresh_upstream(upstream_server: SampleUpstream) -> SampleUpstream:
     """The sample upstream as seeded, with no faults and no requests counted."""
     upstream_server.reset()
     return upstream_server
+
+
+@pytest.fixture(scope="module")
+def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
+    """One chat server (offline model, audit in memory) for a module whose tests use
+    conversations of their own; a module may override it (another model, say)."""
+    audit = MemoryAudit()
+    app, store, _ = chat_app(module_stack, OfflineChatModel(), audit)
+    with serve(app, lifespan="on") as url:
+        yield ChatServer(url, module_stack, store, audit)
+
+
+@pytest.fixture
+def chat(shared_chat: ChatServer, fresh_upstream: SampleUpstream) -> ChatServer:
+    """The module's shared server, with the upstream as seeded and no audit records yet."""
+    shared_chat.audit.records.clear()
+    return shared_chat

@@ -36,7 +36,7 @@ from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.audit import AuditKind
 from tests.integration.test_chat_function import ChatServer, MemoryAudit
-from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app
+from tests.support.agent_stack import AgentStack, chat_app
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -52,22 +52,6 @@ def make_chat(stack: AgentStack, model: OfflineChatModel | None = None) -> Itera
     app, store, _ = chat_app(stack, model or OfflineChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
-
-
-@pytest.fixture(scope="module")
-def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
-    """One chat server for the module: its tests use conversations of their own."""
-    audit = MemoryAudit()
-    app, store, _ = chat_app(module_stack, OfflineChatModel(), audit)
-    with serve(app, lifespan="on") as url:
-        yield ChatServer(url, module_stack, store, audit)
-
-
-@pytest.fixture
-def chat(shared_chat: ChatServer, fresh_upstream: SampleUpstream) -> ChatServer:
-    """The module's server, with the upstream as seeded and no audit records yet."""
-    shared_chat.audit.records.clear()
-    return shared_chat
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ import pytest
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
 from tests.integration.test_chat_function import ChatServer, MemoryAudit
-from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app
+from tests.support.agent_stack import AgentStack, chat_app
 from tests.support.seed import DASHBOARD_10
 
 CLIENT_DIR = Path(__file__).resolve().parents[1] / "ag_ui_client"
@@ -41,17 +41,12 @@ Step = dict[str, Any]
 
 @pytest.fixture(scope="module")
 def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
-    """One chat server for the module: each test's client runs on a thread of its own."""
+    """One chat server for the module (its model pauses between words, so a client can stop a
+    run midway): each test's client runs on a thread of its own."""
     audit = MemoryAudit()
     app, store, _ = chat_app(module_stack, OfflineChatModel(token_delay_s=0.002), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, module_stack, store, audit)
-
-
-@pytest.fixture
-def chat(shared_chat: ChatServer, fresh_upstream: SampleUpstream) -> ChatServer:
-    """The module's server, with the upstream as seeded."""
-    return shared_chat
 
 
 def token(chat: ChatServer, role: str = "engineer") -> str:

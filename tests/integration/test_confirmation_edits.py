@@ -10,39 +10,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from local.servers import serve
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
-from tests.integration.test_chat_function import ChatServer, MemoryAudit, post_stream
-from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app
+from tests.integration.test_chat_function import ChatServer, post_stream
 from tests.support.seed import DASHBOARD_10, DATASET_15
 
 pytestmark = pytest.mark.anyio
 DEPLOY = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
 DEPLOYS = ("POST", "/api/dashboards/deploy")
-
-
-@pytest.fixture(scope="module")
-def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
-    """One chat server for the module: its tests use conversations of their own."""
-    audit = MemoryAudit()
-    app, store, _ = chat_app(module_stack, OfflineChatModel(), audit)
-    with serve(app, lifespan="on") as url:
-        yield ChatServer(url, module_stack, store, audit)
-
-
-@pytest.fixture
-def chat(shared_chat: ChatServer, fresh_upstream: SampleUpstream) -> ChatServer:
-    """The module's server, with the upstream as seeded and no audit records yet."""
-    shared_chat.audit.records.clear()
-    return shared_chat
 
 
 async def ask(chat: ChatServer, role: str) -> tuple[str, dict[str, Any]]:
