@@ -4,6 +4,7 @@ offline model, an in-memory checkpointer and a tool runner that answers every ca
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -21,14 +22,14 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.turns import ChatTurns, PreparedTurn
 from sstools_agent.domain.audit import AuditKind
-from sstools_agent.domain.chat_events import ChatEvent, EventType
+from sstools_agent.domain.chat_events import ChatEvent, EventType, StreamEnd, StreamToken
 from sstools_agent.domain.confirmations import (
     ConfirmationDecided,
     ConfirmationForbidden,
     ConfirmationStatus,
     ExecutionState,
 )
-from sstools_agent.domain.conversations import ConversationBusy, MessageRole
+from sstools_agent.domain.conversations import Conversation, ConversationBusy, MessageRole
 from sstools_agent.domain.identity import Principal
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import ResolvedToolCall
@@ -70,9 +71,9 @@ class AnsweringToolRunner:
 class Chat:
     """ChatTurns over in-memory ports, with the ports at hand."""
 
-    def __init__(self, policy: ToolPolicy) -> None:
+    def __init__(self, policy: ToolPolicy, store: InMemoryConversationStore | None = None) -> None:
         self.policy = policy
-        self.store = InMemoryConversationStore()
+        self.store = store or InMemoryConversationStore()
         self.confirmations = InMemoryConfirmationStore()
         self.workflow = InMemoryConfirmationWorkflow(self.confirmations)
         self.audit = MemoryAuditSink()
@@ -251,6 +252,46 @@ async def test_the_stream_goes_on_when_storing_its_events_fails(chat: Chat):
     record = await chat.store.get(conversation_id)
     assert record is not None
     assert record.locked_by is None
+
+
+class EndingAsItIsRead(InMemoryConversationStore):
+    """A store in which the run being followed stores its last events and ends just as the
+    conversation's state is next read (`ending`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ending: Callable[[], Awaitable[None]] | None = None
+
+    async def get(self, conversation_id: str) -> Conversation | None:
+        if self.ending is not None:
+            ending, self.ending = self.ending, None
+            await ending()
+        return await super().get(conversation_id)
+
+
+async def test_a_follower_gets_the_events_a_run_stored_as_it_ended(policy: ToolPolicy):
+    # Given a run that has stored two tokens, followed by a reconnect (another tab, a reload)
+    store = EndingAsItIsRead()
+    chat = Chat(policy, store)
+    turn = await chat.prepare("egor", STATUS)
+    conversation_id = turn.conversation.conversation_id
+    words = [StreamToken(word) for word in ("Дашборд ", "в ", "порядке", ".")]
+    wires = [event.to_wire() for event in words]
+    wires.append(StreamEnd(conversation_id, "u1", "a1").to_wire())
+    await store.append_events(conversation_id, turn.run_id, list(enumerate(wires[:2], 1)))
+    follower = await chat.prepare(
+        "egor", None, conversation_id=conversation_id, action="resume", resume_after=0
+    )
+
+    # When the run stores the rest and ends between the follower's reads
+    async def end_the_run() -> None:
+        await store.append_events(conversation_id, turn.run_id, list(enumerate(wires[2:], 3)))
+        await store.finish_turn(conversation_id, turn.run_id, len(wires), "2026-12-02T00:00:00Z")
+
+    store.ending = end_the_run
+    replayed = [event async for _, event in chat.turns.follow(follower, limit_s=5)]
+    # Then the follower has the whole answer and the run's own end, not a cut-off one
+    assert [event.to_wire() for event in replayed] == wires
 
 
 async def test_a_reconnect_replays_what_the_client_missed(chat: Chat):

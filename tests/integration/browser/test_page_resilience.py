@@ -5,8 +5,10 @@ expired session, hostile text; and the conversations sidebar."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
+import httpx
 from playwright.sync_api import Route, expect
 
 from local.fault_injection import Fault, FaultKind
@@ -145,6 +147,43 @@ def test_a_second_tab_on_the_same_conversation_waits_for_the_first(site: PageSta
         assert "ss-dev" in second.last_answer()
     finally:
         site.model.knobs.token_delay_s = 0.01
+
+
+def test_a_tab_opened_as_an_answer_ends_shows_the_whole_answer(site: PageStack, tabs: Tabs):
+    site.model.knobs.token_delay_s = 0.03
+    try:
+        token = site.token("engineer")
+        first = tabs(site, token).open()
+        first.send(LONG)
+        expect(first.by("message-assistant").last).to_contain_text("show_capabilities")
+        conversation = first.conversation_id()
+        # Given a second tab opens the conversation while the first is answering, and the answer
+        # ends while the second tab is loading it (here: just before it reads whether a turn runs)
+        second = another_tab(first)
+
+        def once_answered(route: Route) -> None:
+            wait_until_free(site, token, conversation)
+            route.continue_()
+
+        second.page.route(re.compile(r".*/active$"), once_answered)
+        second.page.goto(f"{site.url}/agent#c={conversation}")
+        second.wait_ready()
+        first.wait_answered(timeout_ms=40_000)
+        # Then the second tab shows the question and the whole answer, not the question alone
+        expect(second.by("message-user")).to_have_count(1)
+        expect(second.by("message-assistant").last).to_contain_text("superset_explore_database")
+        expect(second.by("message-assistant").last).not_to_contain_text("ответ прерван")
+    finally:
+        site.model.knobs.token_delay_s = 0.01
+
+
+def wait_until_free(site: PageStack, token: str, conversation: str, limit_s: float = 40) -> None:
+    """Until no turn runs in the conversation, as the REST API tells it."""
+    deadline = time.monotonic() + limit_s
+    url = f"{site.url}/api/agent/conversations/{conversation}/active"
+    while httpx.get(url, headers={"Authorization": f"Bearer {token}"}).json()["active"]:
+        assert time.monotonic() < deadline, "the turn did not end"
+        time.sleep(0.1)
 
 
 def test_a_409_from_the_chat_is_shown_not_swallowed(site: PageStack, tabs: Tabs):

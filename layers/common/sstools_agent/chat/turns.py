@@ -944,6 +944,10 @@ class ChatTurns:
         replayed_cards: set[str] = set()
         ended = False
         while True:
+            # The state first, then the events: a run stores all its events before it lets go
+            # of the conversation, so once it reads as ended, the read after it has them all.
+            current = await self.store.get(conversation_id)
+            running = current is not None and current.is_running(time.time())
             for stored_seq, wire in await self.store.events_after(conversation_id, seq):
                 seq = stored_seq
                 event = ChatEvent.from_wire(wire)
@@ -951,8 +955,6 @@ class ChatTurns:
                     replayed_cards.add(event.confirmation_id)
                 ended = isinstance(event, StreamEnd)
                 yield event_id(conversation_id, seq), event
-            current = await self.store.get(conversation_id)
-            running = current is not None and current.is_running(time.time())
             if not running or time.monotonic() > deadline:
                 break
             await asyncio.sleep(FOLLOW_POLL_S)
