@@ -80,8 +80,8 @@ def print_rows(rows: list[TurnRow]) -> None:
     for label, mark, calls in rows:
         before, after = calls.before(mark), calls.after(mark)
         print(
-            f"  {label:22} before {mark:16} {sum(before.values()):3}   "
-            f"after {sum(after.values()):3}"
+            f"  {label:22} before {mark:16} {sum(before.values()):3} calls in "
+            f"{calls.round_trips(mark)} round trips   after {sum(after.values()):3}"
         )
         print(f"    before: {', '.join(f'{k}={v}' for k, v in sorted(before.items()))}")
         print(f"    after : {', '.join(f'{k}={v}' for k, v in sorted(after.items()))}")

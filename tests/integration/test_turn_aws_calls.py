@@ -24,7 +24,8 @@ from tests.support.aws_calls import FIRST_EVENT, AwsCallTrace, TurnCalls
 
 pytestmark = pytest.mark.anyio
 ONE_CHECKPOINT_READ = Counter({"checkpointer.Query": 2, "checkpointer.GetItem": 1})
-"""The latest checkpoint's index (a Query), its payload (a GetItem), its writes (a Query)."""
+"""The latest checkpoint's index (a Query), then its payload (a GetItem) beside its writes (a
+Query)."""
 
 
 class TracedChat:
@@ -66,6 +67,7 @@ async def test_a_new_conversation_waits_for_its_lock_and_one_checkpoint_query(ch
     assert calls.before(FIRST_EVENT, polls=False) == Counter(
         {"store.PutItem": 1, "checkpointer.Query": 1}
     )
+    assert calls.round_trips(FIRST_EVENT) == 2
 
 
 async def test_a_message_on_a_conversation_reads_its_checkpoint_once_and_its_record_never(
@@ -78,6 +80,8 @@ async def test_a_message_on_a_conversation_reads_its_checkpoint_once_and_its_rec
     )
     before = calls.before(FIRST_EVENT, polls=False)
     assert before == ONE_CHECKPOINT_READ + Counter({"store.UpdateItem": 1})  # the lock
+    # the lock; the checkpoint's index; its payload beside its writes
+    assert calls.round_trips(FIRST_EVENT) == 3
     assert calls.after(FIRST_EVENT)["store.BatchWriteItem"] >= 1  # the user's message, stored
 
 

@@ -3,7 +3,9 @@
 Every botocore call in this process is recorded with the moment it started (patched at
 `BaseClient._make_api_call`, under every client of every adapter and library); an ASGI wrapper
 marks the moments the app sends its first event and its `confirm_resolved`. A call that started
-before a mark is on the critical path: the user waits for it.
+before a mark is on the critical path: the user waits for it. Calls made side by side overlap:
+the round trips before a mark are the longest chain of calls each started after the one before
+it ended.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ CONFIRM_RESOLVED = "confirm_resolved"
 @dataclass(frozen=True)
 class Call:
     started: float
+    ended: float
     role: str
     operation: str
 
@@ -68,9 +71,14 @@ class AwsCallTrace:
             # machine's PutEvents when another test's card expires)
             if not ours or client.meta.endpoint_url.rstrip("/") == ours:
                 service = client.meta.service_model.service_name
-                call = Call(time.perf_counter(), trace.role(service, params), operation)
-                with trace._lock:
-                    trace.calls.append(call)
+                started = time.perf_counter()
+                try:
+                    return original(client, operation, params)
+                finally:
+                    ended, role = time.perf_counter(), trace.role(service, params)
+                    call = Call(started, ended, role, operation)
+                    with trace._lock:
+                        trace.calls.append(call)
             return original(client, operation, params)
 
         BaseClient._make_api_call = traced
@@ -118,6 +126,17 @@ class TurnCalls:
             for call in self.calls
             if call.started < at and (polls or call.role != "cancel-poll")
         )
+
+    def round_trips(self, mark: str) -> int:
+        """How many calls the user waited for one after another before `mark` (the cancel
+        poll's left out): calls side by side are one round trip."""
+        at = self.marks[mark]
+        waited = [c for c in self.calls if c.started < at and c.role != "cancel-poll"]
+        chain, free_at = 0, float("-inf")
+        for call in sorted(waited, key=lambda c: c.ended):  # the longest chain, greedily
+            if call.started >= free_at:
+                chain, free_at = chain + 1, call.ended
+        return chain
 
     def after(self, mark: str) -> Counter[str]:
         at = self.marks[mark]

@@ -2,6 +2,12 @@
 
 The saver never creates its table: template.yaml declares it (PK and SK strings, numeric `ttl`) and
 the bucket; the local stack creates both from those declarations.
+
+A read is the library's, in two round trips instead of three (and one more, not one per write,
+when writes are pending): the checkpoint's index item names its payload and its pending writes,
+which are then read side by side. It leans on the
+repository's layout of langgraph-checkpoint-aws 1.2 (pinned; `test_checkpoint_reads.py` reads
+every kind of checkpoint both ways and compares).
 """
 
 from __future__ import annotations
@@ -10,7 +16,8 @@ import copy
 import logging
 import threading
 from collections.abc import Sequence
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final
 
 import boto3
 from langchain_core.runnables import RunnableConfig
@@ -21,10 +28,13 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph_checkpoint_aws import DynamoDBSaver
+from langgraph_checkpoint_aws.checkpoint.dynamodb.serialization import CompressionType
 
 from sstools_agent.settings import CheckpointSettings
 
 SECONDS_PER_DAY = 86_400
+# The index item's attributes a read needs (the library's own projection)
+INDEX_PROJECTION: Final = "id, ns, #t, ref_key, ref_loc, compression, parent_checkpoint_id"
 ReadKey = tuple[str, str, str | None]
 """(thread, namespace, checkpoint id or None for the latest) of a read."""
 
@@ -45,6 +55,8 @@ class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has 
         super().__init__(*args, **kwargs)
         self._reads: dict[str, dict[ReadKey, CheckpointTuple | None]] = {}
         self._reads_lock = threading.Lock()
+        # The second round trip's two reads, side by side (boto3 clients are thread-safe)
+        self._side_reads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="checkpoint-read")
 
     def hold(self, thread_id: str) -> None:
         with self._reads_lock:
@@ -72,12 +84,111 @@ class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has 
             reads = self._reads.get(thread_id)
             if reads is not None and key in reads:
                 return copy.deepcopy(reads[key])
-        found: CheckpointTuple | None = super().get_tuple(config)
+        found = self._read(config, *key)
         with self._reads_lock:
             reads = self._reads.get(thread_id)
             if reads is not None:
                 reads[key] = copy.deepcopy(found)
         return found
+
+    def _read(
+        self, config: RunnableConfig, thread_id: str, ns: str, checkpoint_id: str | None
+    ) -> CheckpointTuple | None:
+        """The library's `get_tuple`, with the payload and the pending writes read together."""
+        repo = self.repo
+        index = self._index_item(thread_id, ns, checkpoint_id)
+        if index is None:
+            return None
+        found_id, found_ns = index["id"]["S"], index["ns"]["S"]
+        payload_read = self._side_reads.submit(
+            repo.storage.retrieve_data, index["ref_key"]["S"], index["ref_loc"]["S"]
+        )
+        pending_writes = self._pending_writes(thread_id, found_ns, found_id)
+        payload = payload_read.result()
+        if not payload:
+            # An index item whose payload is gone: the library looks further back for one
+            fallback: CheckpointTuple | None = super().get_tuple(config)
+            return fallback
+        compression = index.get("compression", {}).get("S")
+        value = repo.serializer.deserialize(
+            index["type"]["S"], payload, CompressionType(compression) if compression else None
+        )
+        parent_id = index.get("parent_checkpoint_id", {}).get("S")
+
+        def at(checkpoint: str) -> RunnableConfig:
+            ids = {"thread_id": thread_id, "checkpoint_ns": found_ns, "checkpoint_id": checkpoint}
+            return {"configurable": ids}
+
+        return CheckpointTuple(
+            config=at(found_id),
+            checkpoint=value["checkpoint"],
+            metadata=value["metadata"],
+            parent_config=at(parent_id) if parent_id else None,
+            pending_writes=pending_writes,
+        )
+
+    def _pending_writes(
+        self, thread_id: str, ns: str, checkpoint_id: str
+    ) -> list[tuple[str, str, Any]]:
+        """The library's `get_pending_writes`, with the writes' payloads read side by side.
+
+        Only leaf reads go to the pool (nothing there waits on the pool): concurrent turns
+        cannot starve it."""
+        repo = self.repo
+        params: dict[str, Any] = {
+            "TableName": repo.table_name,
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": f"WRITES_{thread_id}#{ns}#{checkpoint_id}"}},
+            "ProjectionExpression": "task_id, channel, ref_key, ref_loc, #t, compression",
+            "ExpressionAttributeNames": {"#t": "type"},
+        }
+        items: list[dict[str, Any]] = []
+        while True:
+            response = repo.dynamodb_client.query(**params)
+            items += response["Items"]
+            if "LastEvaluatedKey" not in response:
+                break
+            params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        payloads = self._side_reads.map(
+            lambda item: repo.storage.retrieve_data(item["ref_key"]["S"], item["ref_loc"]["S"]),
+            items,
+        )
+        writes: list[tuple[str, str, Any]] = []
+        for item, payload in zip(items, payloads, strict=True):
+            if payload is None:  # an orphaned write: the library skips it too
+                continue
+            compression = item.get("compression", {}).get("S")
+            value = repo.serializer.deserialize(
+                item["type"]["S"], payload, CompressionType(compression) if compression else None
+            )
+            writes.append((item["task_id"]["S"], item["channel"]["S"], value))
+        return writes
+
+    def _index_item(
+        self, thread_id: str, ns: str, checkpoint_id: str | None
+    ) -> dict[str, Any] | None:
+        """The checkpoint's index item: the one named, or the thread's latest in `ns`."""
+        repo, pk = self.repo, f"CHECKPOINT_{thread_id}"
+        names = {"#t": "type"}
+        if checkpoint_id:
+            response = repo.dynamodb_client.get_item(
+                TableName=repo.table_name,
+                Key={"PK": {"S": pk}, "SK": {"S": f"{ns}#{checkpoint_id}"}},
+                ProjectionExpression=INDEX_PROJECTION,
+                ExpressionAttributeNames=names,
+            )
+            item: dict[str, Any] | None = response.get("Item")
+            return item
+        response = repo.dynamodb_client.query(
+            TableName=repo.table_name,
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :ns_prefix)",
+            ExpressionAttributeValues={":pk": {"S": pk}, ":ns_prefix": {"S": f"{ns}#"}},
+            ProjectionExpression=INDEX_PROJECTION,
+            ExpressionAttributeNames=names,
+            ScanIndexForward=False,
+            Limit=1,
+        )
+        return next(iter(response.get("Items", [])), None)
 
     def put(
         self,
