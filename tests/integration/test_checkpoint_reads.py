@@ -5,6 +5,7 @@ once, and never kept past a write, the turn's end, or for a thread not held
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import Counter
 from typing import Any
@@ -17,6 +18,8 @@ from langgraph_checkpoint_aws import DynamoDBSaver
 from sstools_agent.adapters.checkpointer import TurnCheckpointer, checkpointer_from
 from sstools_agent.settings import Settings
 from tests.support.aws_calls import AwsCallTrace
+
+LEASE_S = 120.0
 
 
 def config(thread: str) -> Any:
@@ -128,7 +131,7 @@ def test_a_held_thread_is_read_once_until_this_saver_writes_it(stack_settings: S
     first = write(saver, thread, 1)
     trace = AwsCallTrace(stack_settings)
     with trace.installed():
-        saver.hold(thread)
+        saver.hold(thread, LEASE_S)
         assert read(saver, thread).config["configurable"]["checkpoint_id"] == first
         assert reads(trace) == 3  # its index, its payload, its pending writes
         again = read(saver, thread)
@@ -141,10 +144,32 @@ def test_a_held_thread_is_read_once_until_this_saver_writes_it(stack_settings: S
         assert reads(trace) == 3
 
 
+def test_a_hold_asked_for_again_keeps_its_reads_and_one_past_its_lease_keeps_none(
+    stack_settings: Settings,
+):
+    saver, thread = checkpointer_from(stack_settings), uuid.uuid4().hex
+    write(saver, thread, 1)
+    trace = AwsCallTrace(stack_settings)
+    with trace.installed():
+        saver.hold(thread, 0.5)
+        read(saver, thread)
+        saver.hold(thread, LEASE_S)  # the stream's own hold, after the one its checks took
+        read(saver, thread)
+        assert reads(trace) == 3
+        saver.release(thread)
+        # A hold nobody released (a response never streamed) ends with the lock's lease: after
+        # it another container may have the conversation and write its thread
+        saver.hold(thread, 0.2)
+        read(saver, thread)
+        time.sleep(0.3)
+        read(saver, thread)
+        assert reads(trace) == 6
+
+
 def test_what_a_caller_changes_in_a_kept_read_is_not_kept(stack_settings: Settings):
     saver, thread = checkpointer_from(stack_settings), uuid.uuid4().hex
     write(saver, thread, 1)
-    saver.hold(thread)
+    saver.hold(thread, LEASE_S)
     read(saver, thread).checkpoint["channel_values"]["step"] = 99
     assert read(saver, thread).checkpoint["channel_values"] == {"step": 1}
 
@@ -158,10 +183,10 @@ def test_nothing_is_kept_for_a_thread_not_held_or_after_its_turn(stack_settings:
         read(saver, thread)
         read(saver, thread)
         assert reads(trace) == 6
-        saver.hold(thread)
+        saver.hold(thread, LEASE_S)
         read(saver, thread)
         saver.release(thread)
     # The next turn runs in another container; this one's next turn must see what it wrote
     written = write(other_container, thread, 2)
-    saver.hold(thread)
+    saver.hold(thread, LEASE_S)
     assert read(saver, thread).config["configurable"]["checkpoint_id"] == written

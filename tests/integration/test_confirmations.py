@@ -258,6 +258,27 @@ async def test_another_users_confirm_is_403(chat):
     assert confirmation_item(chat, card["confirmation_id"])["status"] == "pending"
 
 
+async def test_an_answer_refused_after_the_lock_leaves_the_conversation_as_it_was(chat):
+    # Given two conversations of one user, each with a card
+    conversation, card = await ask(chat)
+    other, other_card = await ask(chat)
+    before = await chat.store.get(other)
+    # When the first card's answer names the other conversation (its lock is taken while the
+    # card is read, side by side)
+    status, _, error = await answer_card(chat, other, card, "confirm")
+    # Then it is refused, and the other conversation is as it was: not held, not touched
+    assert (status, error and error["code"]) == (404, "NOT_FOUND")
+    assert await chat.store.get(other) == before
+    assert confirmation_item(chat, card["confirmation_id"])["status"] == "pending"
+    assert deploys(chat) == 0
+    # and its own card can be answered at once
+    await wait_for(lambda: "task_token" in confirmation_item(chat, other_card["confirmation_id"]))
+    status, events, _ = await answer_card(chat, other, other_card, "deny")
+    assert status == 200
+    assert events[0].data["metadata"] == {"type": "confirm_resolved", "result": "denied"}
+    assert conversation != other
+
+
 async def test_a_reconnect_re_emits_the_held_card(chat):
     conversation, card = await ask(chat)
     status, replay, _ = await post_stream(

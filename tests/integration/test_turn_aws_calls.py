@@ -19,10 +19,13 @@ from local.servers import serve
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from tests.integration.test_chat_function import STATUS, ChatServer, MemoryAudit, post_stream
+from tests.integration.test_confirmations import confirmation_item, wait_for
 from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, minted_once
-from tests.support.aws_calls import FIRST_EVENT, AwsCallTrace, TurnCalls
+from tests.support.aws_calls import CONFIRM_RESOLVED, FIRST_EVENT, AwsCallTrace, TurnCalls
+from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
+DEPLOY = "задеплой дашборд 10 в staging"
 ONE_CHECKPOINT_READ = Counter({"checkpointer.Query": 2, "checkpointer.GetItem": 1})
 """The latest checkpoint's index (a Query), then its payload (a GetItem) beside its writes (a
 Query)."""
@@ -33,10 +36,15 @@ class TracedChat:
         self.server, self.trace = server, trace
 
     async def turn(self, body: dict[str, Any]) -> tuple[dict[str, Any], TurnCalls]:
+        metadata, calls = await self.turn_events(body)
+        return metadata[-1], calls
+
+    async def turn_events(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], TurnCalls]:
+        """Each event's metadata, and the turn's calls."""
         self.trace.take()
         status, events, _ = await post_stream(self.server, body)
         assert status == 200
-        return events[-1].data["metadata"], self.trace.take()
+        return [event.data.get("metadata", {}) for event in events], self.trace.take()
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +100,32 @@ async def test_the_turns_audit_leaves_after_the_first_event_and_before_the_respo
     assert calls.before(FIRST_EVENT, polls=False)["eventbridge.PutEvents"] == 0
     # The sink holds records for 600 s: only the flush before the response's end sent them
     assert calls.after(FIRST_EVENT)["eventbridge.PutEvents"] == 1
+
+
+async def test_a_confirm_waits_for_five_round_trips_before_confirm_resolved(chat: TracedChat):
+    first, _ = await chat.turn(STATUS)
+    conversation = first["conversation_id"]
+    events, _ = await chat.turn_events(
+        {"message": DEPLOY, "ui_context": DASHBOARD_10, "conversation_id": conversation}
+    )
+    card = next(e["confirmation_id"] for e in events if e.get("type") == "confirm_required")
+    # The user reads the card: by then its execution holds the task token
+    await wait_for(lambda: "task_token" in confirmation_item(chat.server, card))
+    answer = {"conversation_id": conversation, "action": "confirm", "confirmation_id": card}
+    resolved, calls = await chat.turn_events(answer)
+    assert resolved[0] == {**resolved[0], "type": "confirm_resolved", "result": "confirmed"}
+    before = calls.before(CONFIRM_RESOLVED, polls=False)
+    # The card, the lock and the checkpoint side by side; the decision (beside it the run's
+    # own read of the checkpoint, under the lock); the token handed back, before the stream
+    # says how the card was decided. Each checkpoint read has the card's pending write.
+    card_waits = ONE_CHECKPOINT_READ + Counter({"checkpointer.GetItem": 1})
+    assert before == card_waits + card_waits + Counter(
+        {
+            "confirmations.GetItem": 1,
+            "store.UpdateItem": 1,
+            "confirmations.UpdateItem": 1,
+            "step-functions.SendTaskSuccess": 1,
+        }
+    )
+    assert calls.round_trips(CONFIRM_RESOLVED) == 5
+    assert sum(calls.after(CONFIRM_RESOLVED)[c] for c in card_waits) == 0  # not read again

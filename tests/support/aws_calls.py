@@ -4,8 +4,8 @@ Every botocore call in this process is recorded with the moment it started (patc
 `BaseClient._make_api_call`, under every client of every adapter and library); an ASGI wrapper
 marks the moments the app sends its first event and its `confirm_resolved`. A call that started
 before a mark is on the critical path: the user waits for it. Calls made side by side overlap:
-the round trips before a mark are the longest chain of calls each started after the one before
-it ended.
+the round trips before a mark are the longest chain of calls, ended by then, each started after
+the one before it ended.
 """
 
 from __future__ import annotations
@@ -128,10 +128,13 @@ class TurnCalls:
         )
 
     def round_trips(self, mark: str) -> int:
-        """How many calls the user waited for one after another before `mark` (the cancel
-        poll's left out): calls side by side are one round trip."""
+        """How many calls the user waited for one after another before `mark`: the longest
+        chain of calls that ended before it, each started after the one before it ended (calls
+        side by side are one round trip; the cancel poll's are left out). A call still running
+        at the mark was not waited for. A chain of background calls counts too: never fewer
+        than the user waited for."""
         at = self.marks[mark]
-        waited = [c for c in self.calls if c.started < at and c.role != "cancel-poll"]
+        waited = [c for c in self.calls if c.ended <= at and c.role != "cancel-poll"]
         chain, free_at = 0, float("-inf")
         for call in sorted(waited, key=lambda c: c.ended):  # the longest chain, greedily
             if call.started >= free_at:

@@ -15,8 +15,10 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import boto3
@@ -39,38 +41,60 @@ ReadKey = tuple[str, str, str | None]
 """(thread, namespace, checkpoint id or None for the latest) of a read."""
 
 
+@dataclass
+class _HeldThread:
+    until: float
+    """When the hold lapses (monotonic): the lock's lease could have lapsed by then."""
+    reads: dict[ReadKey, CheckpointTuple | None] = field(default_factory=dict)
+
+
 class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has no type hints
     """The DynamoDB saver, reading a held thread's checkpoint once: a turn reads it up to three
     times before its first token (the open card, the previous message for routing, the run's own
     load), three round trips each (the checkpoint's index, its payload, its pending writes).
 
-    `hold(thread)` is called when the turn has taken the conversation's lock: from then on
-    nothing but this process writes the thread, so what was read stays true until this saver
-    writes it (any write forgets the thread's reads). `release(thread)` at the turn's end: the
-    next turn may run in another container, so nothing read is kept across turns. Reads of a
-    thread not held are never kept. A kept read is handed out as a copy (LangGraph may change
-    what it loaded)."""
+    `hold(thread, for_s)` is called when the turn has taken the conversation's lock: from then
+    on nothing but this process writes the thread, so what was read stays true until this saver
+    writes it (any write forgets the thread's reads), or until the lock's lease could have
+    lapsed (`for_s`; a hold asked for again keeps its reads and is extended). `release(thread)`
+    at the turn's end: the next turn may run in another container, so nothing read is kept
+    across turns. Reads of a thread not held are never kept. A kept read is handed out as a
+    copy (LangGraph may change what it loaded)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._reads: dict[str, dict[ReadKey, CheckpointTuple | None]] = {}
+        self._held: dict[str, _HeldThread] = {}
         self._reads_lock = threading.Lock()
         # The second round trip's two reads, side by side (boto3 clients are thread-safe)
         self._side_reads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="checkpoint-read")
 
-    def hold(self, thread_id: str) -> None:
+    def hold(self, thread_id: str, for_s: float) -> None:
+        until = time.monotonic() + for_s
         with self._reads_lock:
-            self._reads[thread_id] = {}
+            held = self._live(thread_id)
+            if held is None:
+                self._held[thread_id] = _HeldThread(until)
+            else:
+                held.until = max(held.until, until)
 
     def release(self, thread_id: str) -> None:
         with self._reads_lock:
-            self._reads.pop(thread_id, None)
+            self._held.pop(thread_id, None)
+
+    def _live(self, thread_id: str) -> _HeldThread | None:
+        """The thread's hold, unless its time is up (called under the lock)."""
+        held = self._held.get(thread_id)
+        if held is not None and held.until <= time.monotonic():
+            del self._held[thread_id]
+            return None
+        return held
 
     def _forget(self, config: RunnableConfig) -> None:
         thread_id = str(config["configurable"]["thread_id"])
         with self._reads_lock:
-            if thread_id in self._reads:
-                self._reads[thread_id] = {}
+            held = self._live(thread_id)
+            if held is not None:
+                held.reads.clear()
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         configurable = config["configurable"]
@@ -81,14 +105,14 @@ class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has 
             configurable.get("checkpoint_id"),
         )
         with self._reads_lock:
-            reads = self._reads.get(thread_id)
-            if reads is not None and key in reads:
-                return copy.deepcopy(reads[key])
+            held = self._live(thread_id)
+            if held is not None and key in held.reads:
+                return copy.deepcopy(held.reads[key])
         found = self._read(config, *key)
         with self._reads_lock:
-            reads = self._reads.get(thread_id)
-            if reads is not None:
-                reads[key] = copy.deepcopy(found)
+            held = self._live(thread_id)
+            if held is not None:
+                held.reads[key] = copy.deepcopy(found)
         return found
 
     def _read(

@@ -149,6 +149,35 @@ class ThreadRules:
 CHAT_THREADS: Final = ThreadRules()
 
 
+@dataclass(frozen=True, slots=True)
+class CardAnswer:
+    """What a confirm, deny or edit asks of the card it names."""
+
+    action: Action
+    confirmation_id: str | None
+    role: Role | None
+    """The user's role now: a confirm is checked against it (a role can change after a card)."""
+    edited_args: dict[str, Any]
+
+
+async def _none() -> None:
+    return None
+
+
+async def _settled(read: asyncio.Task[Any] | None) -> None:
+    """Until `read` is done, whatever it ended with (a failed read is made again when needed)."""
+    if read is not None:
+        with contextlib.suppress(Exception):
+            await read
+
+
+def _outcome[T](result: T | BaseException) -> T:
+    """What a call run with `gather(..., return_exceptions=True)` returned, or its raise."""
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 @dataclass
 class PreparedTurn:
     """A turn that passed every check and holds the lock (or a read-only resume)."""
@@ -162,7 +191,10 @@ class PreparedTurn:
     confirmation: Confirmation | None = None
     """The card a confirm or deny answers."""
     pending: PendingConfirmation | None = None
-    """The call that card waits on, as the checkpoint holds it (read once, when checked)."""
+    """The call that card waits on, as the checkpoint held it when checked."""
+    checkpoint_read: asyncio.Task[PendingConfirmation | None] | None = None
+    """An answer's read of its checkpoint under the lock, made while the card is decided: the
+    run waits for it instead of reading again."""
     edit: ConfirmationEdit | None = None
     """An `edit` answer's arguments, and whether they run or ask again."""
     journaled: set[str] = field(default_factory=set)
@@ -423,17 +455,9 @@ class ChatTurns:
             return await self._start_new(
                 conversation_id or uuid.uuid4().hex, owner, message, ui_context, run_id
             )
-        confirmation, pending, edit = None, None, None
-        if action in DECISIONS:  # before ownership: another user's card is a 403
-            confirmation, pending = await self._pending_for(
-                conversation_id,
-                confirmation_id,
-                owner,
-                role if action == "confirm" else None,
-                refuse_expired=rules.an_expired_card_refuses_answers,
-            )
-            if action == "edit" and not confirmation.expired(time.time()):
-                edit = self._edit(pending, edited_args or {}, role, owner)
+        if action in DECISIONS:
+            answer = CardAnswer(action, confirmation_id, role, edited_args or {})
+            return await self._prepare_answer(conversation_id, owner, answer, run_id, rules)
         asked = Conversation.asked_for(conversation_id, owner, ui_context)
         if action == "resume" or rules.new_input_refused_while_a_card_waits:
             conversation = await self.store.get_owned(conversation_id, owner)
@@ -441,18 +465,71 @@ class ChatTurns:
                 return PreparedTurn(conversation, action, None, run_id, resume_after=resume_after)
             if conversation.is_archived:
                 raise ConversationArchived(conversation_id)
-            if action is None:
-                await self._refuse_while_a_card_waits(conversation)
+            await self._refuse_while_a_card_waits(conversation)
         # The lock refuses another user's or a missing conversation (404), an archived one and
         # one another run holds (409) from the record as it is at that write
         held = await self.store.start_turn(asked, run_id, self.lease_s, new=False)
-        if confirmation is None or pending is None:
-            return PreparedTurn(held, action, message, run_id)
-        return await self._answer_card(
-            PreparedTurn(held, action, message, run_id, confirmation=confirmation, pending=pending),
-            confirmation,
-            edit,
+        return PreparedTurn(held, action, message, run_id)
+
+    async def _prepare_answer(
+        self,
+        conversation_id: str,
+        owner: str,
+        answer: CardAnswer,
+        run_id: str,
+        rules: ThreadRules,
+    ) -> PreparedTurn:
+        """A confirm, deny or edit: the card it answers checked, the lock taken, the card
+        decided. Three reads side by side, none waiting for another: the card, the lock's
+        write, and the call the checkpoint waits on. The card's refusals come first (another
+        user's card is a 403 whoever's the conversation is), then the lock's, then the
+        checkpoint's (the card's call must be the one waiting). That checkpoint read is not
+        the run's: it was made before the lock, so the run reads again under it, beside the
+        decision (the call that runs is checked against the card once more when it runs). A
+        refusal after the lock gives it back as it was: nothing is written. An answer leaves
+        the conversation's page as it is (the card keeps the page it was made on)."""
+        asked = Conversation.asked_for(conversation_id, owner, None)
+        agent = self._agent_factory()
+        card, lock, waiting = await asyncio.gather(
+            self.confirmations.get(answer.confirmation_id) if answer.confirmation_id else _none(),
+            self.store.start_turn(asked, run_id, self.lease_s, new=False),
+            agent.pending_confirmation(conversation_id),
+            return_exceptions=True,
         )
+        held = lock if isinstance(lock, Conversation) else None
+        try:
+            confirmation = self._answerable(_outcome(card), answer, conversation_id, owner, rules)
+            conversation = _outcome(lock)
+            pending = self._waiting_call(agent, confirmation, answer, _outcome(waiting))
+            edit = None
+            if answer.action == "edit" and not confirmation.expired(time.time()):
+                edit = self._edit(pending, answer.edited_args, answer.role, owner)
+        except BaseException:
+            if held is not None:
+                await self._give_back(held, run_id)
+            raise
+        # Under the lock: the run's own read of its checkpoint, while the card is decided
+        agent.hold(conversation_id, self.lease_s)
+        warm = asyncio.create_task(agent.pending_confirmation(conversation_id))
+        turn = PreparedTurn(
+            conversation,
+            answer.action,
+            None,
+            run_id,
+            confirmation=confirmation,
+            pending=pending,
+            checkpoint_read=warm,
+        )
+        try:
+            return await self._answer_card(turn, confirmation, edit)
+        except BaseException:
+            warm.cancel()
+            agent.release(conversation_id)
+            raise
+
+    async def _give_back(self, held: Conversation, run_id: str) -> None:
+        """Releases a lock taken for a turn that was refused, leaving the record as it was."""
+        await self.store.finish_turn(held.conversation_id, run_id, held.last_seq, held.updated_at)
 
     async def _start_new(
         self,
@@ -549,20 +626,18 @@ class ChatTurns:
             )
         )
 
-    async def _pending_for(
-        self,
+    @staticmethod
+    def _answerable(
+        confirmation: Confirmation | None,
+        answer: CardAnswer,
         conversation_id: str,
-        confirmation_id: str | None,
         owner: str,
-        role: Role | None,
-        *,
-        refuse_expired: bool = False,
-    ) -> tuple[Confirmation, PendingConfirmation]:
-        """The confirmation a confirm/deny names, checked against what the checkpoint waits for;
-        for a confirm (`role` given), also that the user may still make that call."""
-        confirmation = await self.confirmations.get(confirmation_id) if confirmation_id else None
+        rules: ThreadRules,
+    ) -> Confirmation:
+        """The confirmation an answer names, if it is this conversation's, the user's and not
+        decided yet (and, where the rules say so, not expired)."""
         if confirmation is None or confirmation.conversation_id != conversation_id:
-            raise ConfirmationNotFound(confirmation_id or "")
+            raise ConfirmationNotFound(answer.confirmation_id or "")
         if confirmation.user != owner:
             raise ConfirmationForbidden(confirmation.confirmation_id)
         if confirmation.status in (
@@ -572,23 +647,32 @@ class ChatTurns:
             ConfirmationStatus.SUPERSEDED,
         ):
             raise ConfirmationDecided(confirmation.confirmation_id)
-        expired = confirmation.expired(time.time())
-        if expired and refuse_expired:
+        if rules.an_expired_card_refuses_answers and confirmation.expired(time.time()):
             raise ConfirmationExpired(confirmation.confirmation_id)
-        agent = self._agent_factory()
-        pending = await agent.pending_confirmation(conversation_id)
+        return confirmation
+
+    @staticmethod
+    def _waiting_call(
+        agent: ChatAgent,
+        confirmation: Confirmation,
+        answer: CardAnswer,
+        pending: PendingConfirmation | None,
+    ) -> PendingConfirmation:
+        """The call the checkpoint waits on, if it is the card's; for a confirm, also that the
+        user may still make that call."""
+        expired = confirmation.expired(time.time())
         if pending is None or pending.fingerprint != confirmation.fingerprint:
             if expired:  # the expiry was told already (or is being told by another click)
                 raise ConfirmationExpired(confirmation.confirmation_id)
-            raise NoPendingConfirmationError(conversation_id)
-        if role is not None and not expired:
-            permission = agent.permission_for(pending, role)
+            raise NoPendingConfirmationError(confirmation.conversation_id)
+        if answer.action == "confirm" and answer.role is not None and not expired:
+            permission = agent.permission_for(pending, answer.role)
             if not permission.allowed:
                 raise ConfirmationNotPermitted(
                     f"Недостаточно прав: {pending.tool} требует роль "
                     f"{permission.required_role}; ничего не выполнено."
                 )
-        return confirmation, pending
+        return pending
 
     async def _decide(
         self, confirmation: Confirmation, conversation: Conversation, wanted: ConfirmationStatus
@@ -623,7 +707,7 @@ class ChatTurns:
     ) -> AsyncGenerator[ChatEvent]:
         agent = self._agent_factory()
         # The turn holds the conversation's lock: its checkpoint is read once for all it asks
-        with agent.holding(turn.conversation.conversation_id):
+        with agent.holding(turn.conversation.conversation_id, self.lease_s):
             async for event in self._agent_events(turn, context, agent):
                 yield event
 
@@ -644,6 +728,7 @@ class ChatTurns:
             async for event in resolving:
                 failed = failed or isinstance(event, ErrorEvent)
                 yield await self._held(turn, event)
+                await _settled(turn.checkpoint_read)  # after confirm_resolved: the run's own
             # A run that ended on its own closed the call in the checkpoint: the card is done.
             # One that failed may not have; the next access settles it with the journal's truth.
             if not failed:
