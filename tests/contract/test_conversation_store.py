@@ -199,7 +199,7 @@ async def test_cancel_reaches_the_run_holding_the_conversation(store: Conversati
     assert await store.request_cancel(record.conversation_id, record.owner)
     assert await store.cancel_requested(record.conversation_id, "run-1")
     assert not await store.cancel_requested(record.conversation_id, "run-2")
-    assert await store.append_events(record.conversation_id, "run-1", [(1, token(1))])
+    await store.append_events(record.conversation_id, "run-1", [(1, token(1))])
     # The next turn starts without the old request
     await store.finish_turn(record.conversation_id, "run-1", 1, AT)
     await store.start_turn(record, "run-2", LEASE_S, new=False)
@@ -231,15 +231,36 @@ async def test_the_pending_card_is_forgotten_only_by_its_own_id(store: Conversat
 async def test_events_replay_after_any_sequence_number(store: ConversationStore):
     record, run = await held(store)
     events = [(seq, token(seq)) for seq in range(1, 8)]
-    assert not await store.append_events(record.conversation_id, run, events[:3])
-    assert not await store.append_events(record.conversation_id, run, events[3:])
-    assert not await store.append_events(record.conversation_id, run, [])
+    await store.append_events(record.conversation_id, run, events[:3])
+    await store.append_events(record.conversation_id, run, events[3:])
+    await store.append_events(record.conversation_id, run, [])
     for seq in range(len(events) + 1):
         assert await store.events_after(record.conversation_id, seq) == events[seq:]
+    await store.finish_turn(record.conversation_id, run, 7, AT)
     stored = await store.get(record.conversation_id)
     assert stored is not None
     assert stored.last_seq == 7
     assert await store.events_after(uuid.uuid4().hex, 0) == []
+
+
+async def test_a_turn_after_a_run_that_never_ended_numbers_after_what_it_stored(
+    store: ConversationStore,
+):
+    # Given a finished turn, then a run that stored events and died before it ended
+    record = await store.create(conversation(user()))
+    await store.start_turn(record, "run-1", LEASE_S, new=False)
+    await store.append_events(record.conversation_id, "run-1", [(1, token(1)), (2, token(2))])
+    await store.finish_turn(record.conversation_id, "run-1", 2, AT)
+    await store.start_turn(record, "run-2", LAPSED_S, new=False)
+    await store.append_events(record.conversation_id, "run-2", [(3, token(3))])
+    await store.append_events(record.conversation_id, "run-2", [(4, token(4)), (5, token(5))])
+    # When the next turn takes the lock its lease left
+    taken = await store.start_turn(record, "run-3", LEASE_S, new=False)
+    # Then its events come after the dead run's (none is written over)
+    assert taken.last_seq == 5
+    # and a turn after one that ended numbers from the record, reading nothing else
+    await store.finish_turn(record.conversation_id, "run-3", 9, AT)
+    assert (await store.start_turn(record, "run-4", LEASE_S, new=False)).last_seq == 9
 
 
 async def test_an_event_too_large_for_an_item_is_refused(store: ConversationStore):

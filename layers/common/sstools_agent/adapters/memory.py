@@ -177,6 +177,9 @@ class InMemoryConversationStore(FailureSwitches):
             raise turn_refusal(conversation_id, owner, thread.record if thread else None)
         else:
             thread.cancel_run = None
+            if thread.record.locked_by is not None and thread.events:  # a run that never ended
+                last = max(thread.record.last_seq, *thread.events)
+                thread.record = replace(thread.record, last_seq=last)
         context = self._fresh(conversation).ui_context
         if context is None:  # a turn that names no page keeps the stored one
             context = thread.record.ui_context
@@ -242,16 +245,14 @@ class InMemoryConversationStore(FailureSwitches):
 
     async def append_events(
         self, conversation_id: str, run_id: str, events: Sequence[StoredEvent]
-    ) -> bool:
+    ) -> None:
         self._check("append_events")
         thread = self._thread(conversation_id)
-        if not events or thread is None:
-            return False
+        if thread is None:
+            return
         for chunk in event_chunks(events):  # the same bound on each event's size
             for seq, wire in chunk:
                 thread.events[seq] = json.loads(json.dumps(wire, ensure_ascii=False, default=str))
-        thread.record = replace(thread.record, last_seq=events[-1][0])
-        return thread.cancel_run == run_id
 
     async def events_after(self, conversation_id: str, seq: int) -> list[StoredEvent]:
         self._check("events_after")

@@ -84,8 +84,11 @@ from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
 logger = logging.getLogger(__name__)
 
 DEFAULT_LEASE_S: Final = 120.0
-FLUSH_EVERY_EVENTS: Final = 50
+FLUSH_EVERY_EVENTS: Final = 500
 FLUSH_EVERY_S: Final = 0.5
+"""Stored events are written every half second (or 500 events, whichever first): a replay
+follows a live run within this plus `FOLLOW_POLL_S`, and a stop from another connection reaches
+the run within it."""
 FOLLOW_POLL_S: Final = 0.25
 FOLLOW_LIMIT_S: Final = 300.0
 STOPPED_TEXT: Final = "Генерация остановлена по запросу; ход сохранён до этого места."
@@ -164,13 +167,6 @@ async def _none() -> None:
     return None
 
 
-async def _settled(read: asyncio.Task[Any] | None) -> None:
-    """Until `read` is done, whatever it ended with (a failed read is made again when needed)."""
-    if read is not None:
-        with contextlib.suppress(Exception):
-            await read
-
-
 def _outcome[T](result: T | BaseException) -> T:
     """What a call run with `gather(..., return_exceptions=True)` returned, or its raise."""
     if isinstance(result, BaseException):
@@ -192,9 +188,6 @@ class PreparedTurn:
     """The card a confirm or deny answers."""
     pending: PendingConfirmation | None = None
     """The call that card waits on, as the checkpoint held it when checked."""
-    checkpoint_read: asyncio.Task[PendingConfirmation | None] | None = None
-    """An answer's read of its checkpoint under the lock, made while the card is decided: the
-    run waits for it instead of reading again."""
     edit: ConfirmationEdit | None = None
     """An `edit` answer's arguments, and whether they run or ask again."""
     journaled: set[str] = field(default_factory=set)
@@ -244,7 +237,7 @@ class _EventWriter:
     """Stores a turn's events in chunks from a background task, so the stream never waits on it.
 
     Also renews the run's lease, and notices a cancel requested from another connection within
-    `FLUSH_EVERY_S` whatever the run is doing: with nothing to store it asks the store.
+    `FLUSH_EVERY_S` whatever the run is doing: each flush asks the store, beside its write.
     """
 
     def __init__(
@@ -265,14 +258,21 @@ class _EventWriter:
             self._wake.set()
 
     async def _flush(self) -> None:
+        """One write of what the run streamed since the last flush, and beside it (unless the
+        run is ending) one read of whether another connection asked to stop it."""
         chunk, self.buffer = self.buffer, []
+        asking = not self._closing and not self.cancel_requested
+        storing = None
         if chunk:
             wires = [(seq, event.to_wire()) for seq, event in chunk]
-            requested = await self.store.append_events(self.conversation_id, self.run_id, wires)
-        elif not self._closing and not self.cancel_requested:
-            requested = await self.store.cancel_requested(self.conversation_id, self.run_id)
+            storing = self.store.append_events(self.conversation_id, self.run_id, wires)
+        if asking:
+            asked = self.store.cancel_requested(self.conversation_id, self.run_id)
+            _, requested = await asyncio.gather(storing or _none(), asked)
         else:
             requested = False
+            if storing is not None:
+                await storing
         if requested and not self.cancel_requested:
             self.cancel_requested = True
             if self.on_cancel is not None:
@@ -484,8 +484,8 @@ class ChatTurns:
         write, and the call the checkpoint waits on. The card's refusals come first (another
         user's card is a 403 whoever's the conversation is), then the lock's, then the
         checkpoint's (the card's call must be the one waiting). That checkpoint read is not
-        the run's: it was made before the lock, so the run reads again under it, beside the
-        decision (the call that runs is checked against the card once more when it runs). A
+        the run's: it was made before the lock, so the run, after `confirm_resolved`, reads
+        again under it (and the call that runs is checked against the card once more). A
         refusal after the lock gives it back as it was: nothing is written. An answer leaves
         the conversation's page as it is (the card keeps the page it was made on)."""
         asked = Conversation.asked_for(conversation_id, owner, None)
@@ -508,24 +508,10 @@ class ChatTurns:
             if held is not None:
                 await self._give_back(held, run_id)
             raise
-        # Under the lock: the run's own read of its checkpoint, while the card is decided
-        agent.hold(conversation_id, self.lease_s)
-        warm = asyncio.create_task(agent.pending_confirmation(conversation_id))
         turn = PreparedTurn(
-            conversation,
-            answer.action,
-            None,
-            run_id,
-            confirmation=confirmation,
-            pending=pending,
-            checkpoint_read=warm,
+            conversation, answer.action, None, run_id, confirmation=confirmation, pending=pending
         )
-        try:
-            return await self._answer_card(turn, confirmation, edit)
-        except BaseException:
-            warm.cancel()
-            agent.release(conversation_id)
-            raise
+        return await self._answer_card(turn, confirmation, edit)
 
     async def _give_back(self, held: Conversation, run_id: str) -> None:
         """Releases a lock taken for a turn that was refused, leaving the record as it was."""
@@ -728,7 +714,6 @@ class ChatTurns:
             async for event in resolving:
                 failed = failed or isinstance(event, ErrorEvent)
                 yield await self._held(turn, event)
-                await _settled(turn.checkpoint_read)  # after confirm_resolved: the run's own
             # A run that ended on its own closed the call in the checkpoint: the card is done.
             # One that failed may not have; the next access settles it with the journal's truth.
             if not failed:

@@ -89,8 +89,10 @@ class ConversationStore(Protocol):
     # Stream events and history.
     async def append_events(
         self, conversation_id: str, run_id: str, events: Sequence[StoredEvent]
-    ) -> bool:
-        """Stores events for replay; True when a cancel of this run was requested."""
+    ) -> None:
+        """Stores events for replay: one write per item their bytes need, nothing else (the
+        record's `last_seq` moves when the turn ends; a turn that takes the lock from a run
+        that never ended numbers its events after what that run stored)."""
         ...
 
     async def events_after(self, conversation_id: str, seq: int) -> list[StoredEvent]:

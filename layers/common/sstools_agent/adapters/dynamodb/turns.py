@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import anyio
@@ -74,6 +74,7 @@ class TurnLock(DynamoTable):
             ":now": now_ms,
             ":owner": conversation.owner,
             ":false": False,
+            ":free": "",
         }
         context = ""
         if conversation.ui_context is not None:
@@ -82,15 +83,35 @@ class TurnLock(DynamoTable):
         response = await self._run(
             self._table.update_item,
             Key=meta_key(conversation.conversation_id),
-            UpdateExpression="SET locked_by = :run, locked_until = :until, locked_at = :now"
-            f"{context} REMOVE cancel_run",
+            # `lapsed_run`: the run that held the lock before, if its lease lapsed unreleased
+            UpdateExpression="SET lapsed_run = if_not_exists(locked_by, :free), "
+            f"locked_by = :run, locked_until = :until, locked_at = :now{context} "
+            "REMOVE cancel_run",
             ReturnValues="ALL_NEW",
             ConditionExpression=LOCK_CONDITION,
             ExpressionAttributeNames={"#owner": "owner"},
             ExpressionAttributeValues=values,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
-        return conversation_from(response["Attributes"])
+        taken = conversation_from(response["Attributes"])
+        if not response["Attributes"].get("lapsed_run"):
+            return taken
+        # That run never ended: its events may go past the record's last_seq
+        stored = await self._last_stored_seq(conversation.conversation_id)
+        return replace(taken, last_seq=max(taken.last_seq, stored))
+
+    async def _last_stored_seq(self, conversation_id: str) -> int:
+        """The sequence number of the conversation's last stored event (0 without any)."""
+        response = await self._run(
+            self._table.query,
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :events)",
+            ExpressionAttributeValues={":pk": conversation_pk(conversation_id), ":events": "EVT#"},
+            ProjectionExpression="last_seq",
+            ScanIndexForward=False,
+            Limit=1,
+            ConsistentRead=True,
+        )
+        return max((int(item["last_seq"]) for item in response.get("Items", [])), default=0)
 
     async def _update_if(self, conversation_id: str, **update: Any) -> bool:
         """A conditional update of the META item; False when its condition was refused."""
@@ -188,11 +209,10 @@ class TurnLock(DynamoTable):
 
     async def append_events(
         self, conversation_id: str, run_id: str, events: Sequence[StoredEvent]
-    ) -> bool:
-        """Stores events (in as many items as their bytes need); returns True when a cancel of
-        this run was requested."""
-        if not events:
-            return False
+    ) -> None:
+        """Stores events, one PutItem per item their bytes need (usually one). The META item is
+        not written: its `last_seq` moves when the turn ends (`finish_turn`), and the lock
+        finds the events of a run that never got there (`_take`)."""
         for chunk in event_chunks(events):
             await self._run(
                 self._table.put_item,
@@ -203,14 +223,6 @@ class TurnLock(DynamoTable):
                     "events": to_json([[seq, wire] for seq, wire in chunk]),
                 },
             )
-        response = await self._run(
-            self._table.update_item,
-            Key=meta_key(conversation_id),
-            UpdateExpression="SET last_seq = :last",
-            ExpressionAttributeValues={":last": events[-1][0]},
-            ReturnValues="ALL_NEW",
-        )
-        return bool(response.get("Attributes", {}).get("cancel_run") == run_id)
 
     async def events_after(self, conversation_id: str, seq: int) -> list[StoredEvent]:
         """Stored events with a sequence number above `seq`, in order.
