@@ -17,7 +17,7 @@ from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps
 from sstools_agent.rest.routes import conversations, environments, identity
 
 observability = API_OBSERVABILITY
-logger, metrics, tracer = observability.logger, observability.metrics, observability.tracer
+logger, metrics = observability.logger, observability.metrics
 
 
 def create_app(deps: ApiDeps) -> FastAPI:

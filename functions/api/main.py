@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app import create_app, logger, metrics, tracer
+from app import create_app, logger, metrics, observability
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
@@ -17,7 +17,7 @@ asgi = Mangum(create_app(build_api(ApiSettings())), lifespan="off")
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
+@observability.traced_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """API Gateway (REST, proxy integration) event in, HTTP response out."""

@@ -44,7 +44,7 @@ from sstools_agent.domain.ports import AuditSink
 from sstools_agent.http.audit_flush import AuditFlush
 from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.errors import install_error_handlers
-from sstools_agent.http.observability import Observability
+from sstools_agent.http.observability import LambdaTraceHeader, Observability
 from sstools_agent.http.origin import OriginCheck
 from sstools_agent.http.refusals import install_refusals, refusal_of
 from sstools_agent.settings import DEFAULT_STREAM_COALESCE_S, DEFAULT_STREAM_HEARTBEAT_S
@@ -52,7 +52,7 @@ from sstools_agent.wiring.chat import ChatDeps
 
 BLOCKING_THREADS = 32
 observability = Observability.of("chat")
-logger, metrics, tracer = observability.logger, observability.metrics, observability.tracer
+logger, metrics = observability.logger, observability.metrics
 
 STREAM_HEADERS: Final = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 Authorization = Annotated[str, Header()]
@@ -103,7 +103,7 @@ class ChatEndpoints:
         """POST /api/agent/chat: refusals as plain HTTP errors, then the event stream."""
         request_id = request_id_from(x_request_id)
         principal = self.principal(request, authorization, request_id)
-        async with tracer.provider.in_subsegment_async("prepare_turn"):
+        async with observability.subsegment("prepare_turn"):
             opened = await self.service.open(
                 principal, body, request_id=request_id, last_event_id=last_event_id
             )
@@ -142,7 +142,7 @@ class ChatEndpoints:
         first_event_s: float | None = None
         tool_calls = 0
         try:
-            async with tracer.provider.in_subsegment_async("stream_turn"):
+            async with observability.subsegment("stream_turn"):
                 async for event_id, event in self.service.events(opened):
                     if first_event_s is None:
                         first_event_s = time.perf_counter() - started
@@ -240,4 +240,6 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     if origin_verify_secret is not None:
         app.add_middleware(OriginCheck, secret=origin_verify_secret.get_secret_value())
     app.add_middleware(AuditFlush, sink=deps.audit)
+    if observability.tracer is not None:
+        app.add_middleware(LambdaTraceHeader)
     return app

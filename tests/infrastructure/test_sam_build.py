@@ -59,7 +59,7 @@ LAMBDA_RUNTIME_VARIABLES = {
     "AWS_ACCESS_KEY_ID": "ASIAIMPORTTEST",
     "AWS_SECRET_ACCESS_KEY": "import-test",
     "AWS_SESSION_TOKEN": "import-test",
-    # Tracing: Active
+    # Tracing: Active (PassThrough sets them too)
     "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
     "AWS_XRAY_DAEMON_ADDRESS": "169.254.79.129:2000",
     "LANG": "en_US.UTF-8",
@@ -387,7 +387,8 @@ outside = sorted(
     if (getattr(module, "__file__", None) or "").startswith("/")
     and not any(module.__file__.startswith(root) for root in [*roots, *stdlib])
 )
-print(json.dumps({"callable": callable(handler), "outside": outside}))
+xray = "aws_xray_sdk.core" in sys.modules
+print(json.dumps({"callable": callable(handler), "outside": outside, "xray": xray}))
 """
 
 
@@ -410,6 +411,8 @@ DEPLOYMENTS = {
     "chat-offline-encoder": Deployment(
         "ChatFunction", {"EmbeddingsProvider": "offline"}, LAYERS["encoder"].size_limit_mb
     ),
+    # Tracing is an option: on, the X-Ray SDK (and botocore's xray model) must be in the build
+    "chat-traced": Deployment("ChatFunction", {"Tracing": "Active"}, LAYERS["chat"].size_limit_mb),
 }
 LOADED_ON_FIRST_USE = {
     ("MODEL_PROVIDER", "bedrock"): ["langchain_aws.chat_models.bedrock_converse"],
@@ -475,7 +478,9 @@ def test_every_function_starts_from_the_build_alone(build, aws, deployment):
     # Then it starts, with every module from the build and the standard library
     assert result.returncode == 0, result.stderr[-6000:]
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
-    assert outcome == {"callable": True, "outside": []}
+    # and imports the X-Ray SDK only when tracing
+    traced = function.environment.get("TRACING") == "true"
+    assert outcome == {"callable": True, "outside": [], "xray": traced}
 
 
 def unzipped_bytes(root: Path) -> int:

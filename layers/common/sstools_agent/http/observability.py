@@ -1,17 +1,28 @@
 """Logs, metrics and traces of a function, built in one place: Powertools Logger (JSON lines with
-the request id), Metrics (EMF lines in the `SsToolsAgent` namespace) and Tracer (X-Ray on Lambda,
-a no-op elsewhere), and the request-log middleware of the REST API."""
+the request id), Metrics (EMF lines in the `SsToolsAgent` namespace) and, when `TRACING` is on,
+Tracer (X-Ray); and the request-log middleware of the REST API.
+
+Tracing is an explicit option (docs/deploy.md, "Tracing"). Off (the default), no Tracer is built
+and the X-Ray SDK is never imported. On, the chat function needs `LambdaTraceHeader`: under
+Lambda Web Adapter the app is a long-lived uvicorn process that never sees the invocation's
+`_X_AMZN_TRACE_ID` (the adapter passes it as the `x-amzn-trace-id` request header,
+aws/aws-lambda-web-adapter#312), and without it the SDK finds no segment and drops everything.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import Request, Response
+
+from sstools_agent.settings import TracingSettings
 
 METRICS_NAMESPACE: Final = "SsToolsAgent"
 
@@ -24,17 +35,37 @@ class Observability:
 
     logger: Logger
     metrics: Metrics
-    tracer: Tracer
+    tracer: Tracer | None
+    """None unless `TRACING` is on."""
 
     @classmethod
-    def of(cls, function: str) -> Observability:
-        """`function` is the short name (chat, api, audit); the service `sstools-agent-<name>`."""
+    def of(cls, function: str, *, tracing: bool | None = None) -> Observability:
+        """`function` is the short name (chat, api, audit); the service `sstools-agent-<name>`.
+        `tracing` defaults to the `TRACING` setting."""
         service = f"sstools-agent-{function}"
+        if tracing is None:
+            tracing = TracingSettings().tracing
+        tracer = None
+        if tracing:  # a Tracer imports the X-Ray SDK when it is built: only when asked
+            tracer = Tracer(service=service)
         return cls(
-            Logger(service=service),
-            Metrics(namespace=METRICS_NAMESPACE, service=function),
-            Tracer(service=service),
+            Logger(service=service), Metrics(namespace=METRICS_NAMESPACE, service=function), tracer
         )
+
+    @contextlib.asynccontextmanager
+    async def subsegment(self, name: str) -> AsyncIterator[None]:
+        """An X-Ray subsegment around the block, when tracing."""
+        if self.tracer is None:
+            yield
+            return
+        async with self.tracer.provider.in_subsegment_async(name):
+            yield
+
+    def traced_handler[H: Callable[..., Any]](self, handler: H) -> H:
+        """A Lambda handler traced as Powertools does it, when tracing; else `handler` itself."""
+        if self.tracer is None:
+            return handler
+        return cast(H, self.tracer.capture_lambda_handler(handler))
 
     def request_log(self) -> Middleware:
         """One log line a request (with the Lambda's correlation id) and its latency as a metric."""
@@ -58,3 +89,25 @@ class Observability:
             return response
 
         return log_request
+
+
+TRACE_HEADER: Final = b"x-amzn-trace-id"
+TRACE_ENVIRONMENT: Final = "_X_AMZN_TRACE_ID"
+
+
+class LambdaTraceHeader:
+    """ASGI middleware for the chat function when tracing: the invocation's trace id, which
+    Lambda Web Adapter passes as the `x-amzn-trace-id` header, put where the X-Ray SDK reads
+    it on Lambda (`_X_AMZN_TRACE_ID`). One invocation runs in an execution environment at a
+    time, so the process's environment is the invocation's."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            for name, value in scope.get("headers", []):
+                if name == TRACE_HEADER:
+                    os.environ[TRACE_ENVIRONMENT] = value.decode("latin-1")
+                    break
+        await self.app(scope, receive, send)
