@@ -19,8 +19,10 @@ from sstools_agent.domain.ports import StoredEvent
 from sstools_agent.domain.tool_outputs import MAX_ITEM_BYTES
 
 META: Final = "META"
-EVENTS_PER_CHUNK: Final = 50
-"""Events per stored chunk at most (fewer when their bytes would pass `MAX_ITEM_BYTES`)."""
+EVENTS_PER_CHUNK: Final = 500
+"""Events per stored chunk at most (fewer when their bytes would pass `MAX_ITEM_BYTES`): as many
+as the event writer flushes at once (`chat.turns.FLUSH_EVERY_EVENTS`), so a flush is one PutItem
+unless its bytes need more."""
 LOCK_CONDITION: Final = (
     "attribute_exists(PK) AND #owner = :owner AND is_archived = :false AND "
     "(attribute_not_exists(locked_by) OR locked_until < :now)"
