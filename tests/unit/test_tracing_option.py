@@ -67,8 +67,8 @@ async def test_the_adapters_trace_header_is_where_the_sdk_reads_it(trace_environ
     transport = httpx.ASGITransport(app=traced)
     async with httpx.AsyncClient(transport=transport, base_url="http://chat") as client:
         await client.post("/api/agent/chat", headers={"X-Amzn-Trace-Id": TRACE_ID})
-        await client.post("/api/agent/chat")  # no header (not from the adapter): left alone
-    assert seen == [TRACE_ID, TRACE_ID]
+        await client.post("/api/agent/chat")  # no header: never the last invocation's trace
+    assert seen == [TRACE_ID, None]
 
 
 async def test_without_tracing_a_subsegment_and_a_handler_are_the_code_alone():

@@ -49,14 +49,15 @@ class _HeldThread:
 
 
 class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has no type hints
-    """The DynamoDB saver, reading a held thread's checkpoint once: a turn reads it up to three
-    times before its first token (the open card, the previous message for routing, the run's own
-    load), three round trips each (the checkpoint's index, its payload, its pending writes).
+    """The DynamoDB saver, reading a held thread's checkpoint once: a turn asks for it up to
+    three times before its first token (the open card, the previous message for routing, the
+    run's own load), and each read is three calls (the checkpoint's index, its payload, its
+    pending writes; `_read` makes them in two round trips).
 
     `hold(thread, for_s)` is called when the turn has taken the conversation's lock: from then
     on nothing but this process writes the thread, so what was read stays true until this saver
     writes it (any write forgets the thread's reads), or until the lock's lease could have
-    lapsed (`for_s`; a hold asked for again keeps its reads and is extended). `release(thread)`
+    lapsed (`for_s`). `release(thread)`
     at the turn's end: the next turn may run in another container, so nothing read is kept
     across turns. Reads of a thread not held are never kept. A kept read is handed out as a
     copy (LangGraph may change what it loaded)."""
@@ -69,13 +70,8 @@ class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has 
         self._side_reads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="checkpoint-read")
 
     def hold(self, thread_id: str, for_s: float) -> None:
-        until = time.monotonic() + for_s
         with self._reads_lock:
-            held = self._live(thread_id)
-            if held is None:
-                self._held[thread_id] = _HeldThread(until)
-            else:
-                held.until = max(held.until, until)
+            self._held[thread_id] = _HeldThread(time.monotonic() + for_s)
 
     def release(self, thread_id: str) -> None:
         with self._reads_lock:

@@ -172,28 +172,20 @@ class ChatAgent:
     def _config(thread_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": thread_id}}
 
-    def hold(self, thread_id: str, for_s: float) -> None:
-        """While the caller holds the conversation's lock (nothing else writes its thread), for
-        at most `for_s` (its lease), the thread's checkpoint is read once, not once per question
-        asked of it. Asked again, the hold keeps what it read."""
-        saver = self.graph.checkpointer
-        if isinstance(saver, HeldThreadReads):
-            saver.hold(thread_id, for_s)
-
-    def release(self, thread_id: str) -> None:
-        """The caller lets go of the conversation: what was read of its thread is not kept."""
-        saver = self.graph.checkpointer
-        if isinstance(saver, HeldThreadReads):
-            saver.release(thread_id)
-
     @contextmanager
     def holding(self, thread_id: str, for_s: float) -> Iterator[None]:
-        """`hold` for as long as the block runs, and `release` after it."""
-        self.hold(thread_id, for_s)
+        """While the caller holds the conversation's lock (nothing else writes its thread), for
+        at most `for_s` (its lease), the thread's checkpoint is read once, not once per question
+        asked of it."""
+        saver = self.graph.checkpointer
+        if not isinstance(saver, HeldThreadReads):
+            yield
+            return
+        saver.hold(thread_id, for_s)
         try:
             yield
         finally:
-            self.release(thread_id)
+            saver.release(thread_id)
 
     async def prefetch(
         self, context: AgentRunContext, timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S

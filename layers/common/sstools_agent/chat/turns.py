@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
@@ -261,18 +261,15 @@ class _EventWriter:
         """One write of what the run streamed since the last flush, and beside it (unless the
         run is ending) one read of whether another connection asked to stop it."""
         chunk, self.buffer = self.buffer, []
-        asking = not self._closing and not self.cancel_requested
-        storing = None
+        calls: list[Awaitable[Any]] = []
         if chunk:
             wires = [(seq, event.to_wire()) for seq, event in chunk]
-            storing = self.store.append_events(self.conversation_id, self.run_id, wires)
+            calls.append(self.store.append_events(self.conversation_id, self.run_id, wires))
+        asking = not self._closing and not self.cancel_requested
         if asking:
-            asked = self.store.cancel_requested(self.conversation_id, self.run_id)
-            _, requested = await asyncio.gather(storing or _none(), asked)
-        else:
-            requested = False
-            if storing is not None:
-                await storing
+            calls.append(self.store.cancel_requested(self.conversation_id, self.run_id))
+        answers = await asyncio.gather(*calls)
+        requested = asking and bool(answers[-1])
         if requested and not self.cancel_requested:
             self.cancel_requested = True
             if self.on_cancel is not None:

@@ -106,8 +106,9 @@ class LambdaTraceHeader:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            for name, value in scope.get("headers", []):
-                if name == TRACE_HEADER:
-                    os.environ[TRACE_ENVIRONMENT] = value.decode("latin-1")
-                    break
+            traced = dict(scope.get("headers", [])).get(TRACE_HEADER)
+            if traced is None:  # never another invocation's trace
+                os.environ.pop(TRACE_ENVIRONMENT, None)
+            else:
+                os.environ[TRACE_ENVIRONMENT] = traced.decode("latin-1")
         await self.app(scope, receive, send)
