@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -30,22 +31,39 @@ LOCAL_PATH: Final = "/local"
 LOCAL_BUILD: Final = Path(__file__).resolve().parents[1] / "web" / "dist-local"
 DEPLOYABLE_BUILD: Final = LOCAL_BUILD.with_name("dist")
 """The production build (no demo sign-in), what the page bucket holds in AWS."""
-CONTENT_SECURITY_POLICY: Final = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'self'"
-)
-"""The page's own files only: its one script and stylesheet, the API on its origin. The user's
-token sits in local storage and model text is rendered as HTML (markdown, HTML off): a policy
-that runs nothing else is the second wall. CloudFront sends the same (template.yaml,
-`PageSecurityHeadersPolicy`; `tests/infrastructure/test_template.py` holds them equal)."""
-SECURITY_HEADERS: Final = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-}
-NO_CACHE: Final = {"Cache-Control": "no-cache", **SECURITY_HEADERS}
 IMMUTABLE: Final = "public, max-age=31536000, immutable"
+
+
+def content_security_policy(upload_origin: str | None = None) -> str:
+    """The page's own files only: its one script and stylesheet, the API on its origin, and the
+    one other place it connects to, `upload_origin`, the attachment bucket's (the browser POSTs
+    uploads straight to it). The user's token sits in local storage and model text is rendered
+    as HTML (markdown, HTML off): a policy that runs nothing else is the second wall. CloudFront
+    sends the same with the bucket's origin in AWS (template.yaml, `PageSecurityHeadersPolicy`;
+    `tests/infrastructure/test_template.py` holds them equal)."""
+    connect = f"'self' {upload_origin}" if upload_origin else "'self'"
+    return (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        f"connect-src {connect}; font-src 'self'; object-src 'none'; base-uri 'none'; "
+        "form-action 'self'; frame-ancestors 'self'"
+    )
+
+
+def security_headers(upload_origin: str | None = None) -> dict[str, str]:
+    """The page's security headers, uploads going to `upload_origin`."""
+    return {
+        "Content-Security-Policy": content_security_policy(upload_origin),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+    }
+
+
+def local_upload_origin(settings: Settings) -> str | None:
+    """Where presigned POSTs go locally: the S3 endpoint's origin (moto, path-style URLs)."""
+    if not settings.aws_endpoint_url:
+        return None
+    parts = urlsplit(settings.aws_endpoint_url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 PageConfig = dict[str, Any]
@@ -73,16 +91,17 @@ def page_app(
     """The page and the demo sign-in, for the local gateway."""
     index = build / "index.html"
     config_body = json.dumps(config or {})
+    no_cache = {"Cache-Control": "no-cache", **security_headers(local_upload_origin(settings))}
 
     async def page(_: Request) -> Response:
         if not index.is_file():
             return _error(
                 503, "PAGE_NOT_BUILT", f"{index} is missing: `make run` builds the page (web/)"
             )
-        return FileResponse(index, headers=NO_CACHE)
+        return FileResponse(index, headers=no_cache)
 
     async def page_config(_: Request) -> Response:
-        return Response(config_body, media_type="application/json", headers=NO_CACHE)
+        return Response(config_body, media_type="application/json", headers=no_cache)
 
     async def demo_sign_in(request: Request) -> Response:
         try:

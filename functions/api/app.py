@@ -14,7 +14,7 @@ from sstools_agent.http.audit_flush import AuditFlush
 from sstools_agent.http.errors import install_error_handlers, single_values
 from sstools_agent.http.refusals import install_refusals
 from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps
-from sstools_agent.rest.routes import conversations, environments, identity
+from sstools_agent.rest.routes import conversations, environments, files, identity
 
 observability = API_OBSERVABILITY
 logger, metrics = observability.logger, observability.metrics
@@ -35,6 +35,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.middleware("http")(observability.request_log())
     app.include_router(conversations.router)
     app.include_router(environments.router)
+    app.include_router(files.router)
     app.include_router(identity.router)
     app.add_middleware(AuditFlush, sink=deps.audit)
     return app

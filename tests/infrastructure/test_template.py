@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from local.page import SECURITY_HEADERS
+from local.page import content_security_policy, security_headers
 from local.sam_template import TEMPLATE_PATH, check_template, load_template, packaged, translate
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 
@@ -374,11 +374,157 @@ def test_the_page_is_served_with_the_same_security_headers_as_locally(path):
     headers = policy["SecurityHeadersConfig"]
     # Then every page path gets the policy, whose CSP is the local stack's, word for word
     assert behaviour(path)["ResponseHeadersPolicyId"] == {"Ref": "PageSecurityHeadersPolicy"}
+    # (but for where uploads go: the attachment bucket's regional endpoint, moto's locally)
     csp = headers["ContentSecurityPolicy"]
     assert csp == {
-        "ContentSecurityPolicy": SECURITY_HEADERS["Content-Security-Policy"],
+        "ContentSecurityPolicy": {"Fn::Sub": content_security_policy(ATTACHMENT_ENDPOINT)},
         "Override": True,
     }
-    assert headers["ReferrerPolicy"]["ReferrerPolicy"] == SECURITY_HEADERS["Referrer-Policy"]
+    local = security_headers()
+    assert headers["ReferrerPolicy"]["ReferrerPolicy"] == local["Referrer-Policy"]
     assert headers["ContentTypeOptions"] == {"Override": True}
     assert headers["StrictTransportSecurity"]["AccessControlMaxAgeSec"] >= 31536000
+
+
+# File attachments (docs/attachments.md): the bucket is named, not referenced, by everything the
+# distribution reaches (the functions, their roles, the page's CSP): its CORS rule names the
+# distribution, so a reference would be a cycle (a broken copy below proves cfn-lint sees it).
+ATTACHMENT_BUCKET_NAME = "sstools-agent-${Stage}-attachments-${AWS::AccountId}"
+ATTACHMENT_ENDPOINT = f"https://{ATTACHMENT_BUCKET_NAME}.s3.${{AWS::Region}}.${{AWS::URLSuffix}}"
+ATTACHMENT_FUNCTIONS = ["ChatFunction", "ApiFunction"]
+
+
+def role_statements(function: str) -> list[dict[str, Any]]:
+    """Every statement of a function's role, its SAM policy templates expanded."""
+    role = resource(resource(function)["Role"]["Fn::GetAtt"][0])
+    return [
+        statement
+        for policy in role.get("Policies", [])
+        for statement in policy["PolicyDocument"]["Statement"]
+    ]
+
+
+def granted(function: str, action: str) -> list[Any]:
+    """The resources a function's role may `action`, as the translated template writes them."""
+    found = []
+    for statement in role_statements(function):
+        actions = statement["Action"]
+        if statement["Effect"] == "Allow" and action in (
+            [actions] if isinstance(actions, str) else actions
+        ):
+            resources = statement["Resource"]
+            found.extend(resources if isinstance(resources, list) else [resources])
+    return found
+
+
+def attachment_arn(suffix: str = "") -> dict[str, Any]:
+    """An ARN of the attachment bucket (or of its objects) as the template writes it."""
+    return {"Fn::Sub": f"arn:${{AWS::Partition}}:s3:::{ATTACHMENT_BUCKET_NAME}{suffix}"}
+
+
+def sam_bucket_arn(suffix: str = "") -> dict[str, Any]:
+    """The same, as SAM's S3 policy templates expand `BucketName`."""
+    return {
+        "Fn::Sub": [
+            f"arn:${{AWS::Partition}}:s3:::${{bucketName}}{suffix}",
+            {"bucketName": {"Fn::Sub": ATTACHMENT_BUCKET_NAME}},
+        ]
+    }
+
+
+def test_the_attachment_bucket_is_private_encrypted_and_tls_only():
+    bucket = resource("AttachmentBucket")
+    assert bucket["BucketName"] == {"Fn::Sub": ATTACHMENT_BUCKET_NAME}
+    assert bucket["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert bucket["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    (encryption,) = bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert encryption["ServerSideEncryptionByDefault"] == {"SSEAlgorithm": "AES256"}
+    policy = resource("AttachmentBucketPolicy")
+    assert policy["Bucket"] == {"Ref": "AttachmentBucket"}
+    # Nothing is granted to anyone by the bucket: only the functions' roles reach it
+    (deny,) = policy["PolicyDocument"]["Statement"]
+    assert (deny["Effect"], deny["Principal"], deny["Action"]) == ("Deny", "*", "s3:*")
+    assert deny["Resource"] == [
+        {"Fn::GetAtt": ["AttachmentBucket", "Arn"]},
+        {"Fn::Sub": "${AttachmentBucket.Arn}/*"},
+    ]
+    assert deny["Condition"] == {"Bool": {"aws:SecureTransport": False}}
+
+
+def test_uploads_never_attached_expire_after_a_day_and_attached_files_do_not():
+    rules = resource("AttachmentBucket")["LifecycleConfiguration"]["Rules"]
+    assert all(rule["Status"] == "Enabled" for rule in rules)
+    expiring = [rule for rule in rules if "ExpirationInDays" in rule]
+    (uploads,) = expiring  # attachments/ lives as long as its conversation
+    assert uploads["Prefix"] == "uploads/"
+    assert uploads["ExpirationInDays"] == 1
+    aborts = [rule["AbortIncompleteMultipartUpload"] for rule in rules if "Prefix" not in rule]
+    assert aborts == [{"DaysAfterInitiation": 1}]  # bucket-wide
+
+
+def test_only_the_pages_origin_may_post_uploads_across_origins():
+    (rule,) = resource("AttachmentBucket")["CorsConfiguration"]["CorsRules"]
+    assert rule["AllowedMethods"] == ["POST"]  # downloads are navigations: no GET rule
+    assert rule["AllowedOrigins"] == [{"Fn::Sub": "https://${PageDistribution.DomainName}"}]
+    assert rule["AllowedHeaders"] == ["*"]
+    assert rule["MaxAge"] > 0
+
+
+def test_the_page_may_connect_to_the_attachment_bucket_and_nowhere_else():
+    policy = resource("PageSecurityHeadersPolicy")["ResponseHeadersPolicyConfig"]
+    csp = policy["SecurityHeadersConfig"]["ContentSecurityPolicy"]["ContentSecurityPolicy"]
+    directives = dict(d.strip().split(" ", 1) for d in csp["Fn::Sub"].split(";"))
+    # The bucket's regional endpoint (its RegionalDomainName), which virtual-host presigned
+    # POSTs name; form-action stays 'self': the page uploads with fetch, not a form
+    assert directives["connect-src"] == f"'self' {ATTACHMENT_ENDPOINT}"
+    assert directives["form-action"] == "'self'"
+
+
+@pytest.mark.parametrize("function", ATTACHMENT_FUNCTIONS)
+def test_both_functions_are_told_the_attachment_bucket_and_its_limits(function):
+    variables = resource(function)["Environment"]["Variables"]
+    assert variables["ATTACHMENT_BUCKET"] == {"Fn::Sub": ATTACHMENT_BUCKET_NAME}
+    assert variables["ATTACHMENT_MAX_BYTES"] == {"Ref": "AttachmentMaxBytes"}
+    assert variables["ATTACHMENT_MAX_FILES"] == {"Ref": "AttachmentMaxFiles"}
+    parameters = load_template()["Parameters"]
+    assert parameters["AttachmentMaxBytes"]["Default"] == 10485760
+    assert parameters["AttachmentMaxFiles"]["Default"] == 5
+
+
+def test_the_rest_api_may_presign_uploads_under_uploads_and_downloads():
+    # Its role signs the presigned POST, so it must be allowed the put, and only under uploads/
+    assert granted("ApiFunction", "s3:PutObject") == [attachment_arn("/uploads/*")]
+    assert sam_bucket_arn("/*") in granted("ApiFunction", "s3:GetObject")
+    # ListBucket: a missing key answers 404, not 403
+    assert sam_bucket_arn() in granted("ApiFunction", "s3:ListBucket")
+    assert sam_bucket_arn("/*") not in granted("ApiFunction", "s3:DeleteObject")
+
+
+def test_the_chat_function_may_check_move_and_remove_attached_files():
+    for action, arn in [
+        ("s3:GetObject", sam_bucket_arn("/*")),
+        ("s3:PutObject", sam_bucket_arn("/*")),
+        ("s3:DeleteObject", sam_bucket_arn("/*")),
+        ("s3:ListBucket", sam_bucket_arn()),
+    ]:
+        assert arn in granted("ChatFunction", action), action
+
+
+def test_the_attachment_bucket_is_reached_by_name_because_a_reference_would_be_a_cycle(tmp_path):
+    # Given the chat function told the bucket by a reference instead of its name
+    copy = broken_copy(
+        tmp_path,
+        lambda t: t.replace(
+            f"ATTACHMENT_BUCKET: !Sub {ATTACHMENT_BUCKET_NAME}",
+            "ATTACHMENT_BUCKET: !Ref AttachmentBucket",
+            1,
+        ),
+    )
+    # Then the check finds the cycle through the distribution
+    problems = check_template(copy)
+    assert any("E3004" in p and "AttachmentBucket" in p for p in problems), problems

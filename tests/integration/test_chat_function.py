@@ -197,7 +197,8 @@ async def test_401_for_missing_invalid_or_expired_tokens(chat: ChatServer, autho
     ("body", "needle"),
     [
         ({"message": ""}, "message must not be empty"),
-        ({"message": "hi", "files": [{"name": "a.csv"}]}, "file uploads are not supported"),
+        ({"message": "hi", "files": [{"name": "a.csv"}]}, "files.0.file_id: Field required"),
+        ({"message": "hi", "files": [{"file_id": "../../x"}]}, "files.0.file_id: String should"),
         ({"message": "hi", "unexpected": 1}, "unexpected"),
         ({"action": "confirm"}, "needs a conversation_id"),
         ({"message": "x" * 8001}, "message"),

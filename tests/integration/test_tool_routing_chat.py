@@ -10,11 +10,14 @@ import pytest
 
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.adapters.embeddings import OfflineEmbedder
+from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.chat.turns import ChatTurns
+from sstools_agent.domain.attachments import AttachmentLimits
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.chat_events import ChatEvent, EventType, PermissionDenied
 from sstools_agent.domain.tool_routing import ToolRouter
 from sstools_agent.wiring.adapters import (
+    attachment_store_from,
     confirmation_store_from,
     confirmation_workflow_from,
     conversation_store_from,
@@ -53,6 +56,7 @@ def chat_turns(
         audit=audit,
         prefetch_timeout_s=prefetch_timeout_s,
         outputs=tool_output_store_from(settings),
+        attachments=ChatAttachments(attachment_store_from(settings), AttachmentLimits()),
     )
 
 

@@ -14,13 +14,16 @@ from sstools_agent.adapters.memory import (
     InMemoryConfirmationStore,
     InMemoryConfirmationWorkflow,
     InMemoryConversationStore,
+    MemoryAttachmentStore,
     MemoryAuditSink,
     MemoryBlobStore,
 )
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.chat.turns import ChatTurns, PreparedTurn
+from sstools_agent.domain.attachments import AttachmentLimits
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.chat_events import ChatEvent, EventType, StreamEnd, StreamToken
 from sstools_agent.domain.confirmations import (
@@ -78,6 +81,7 @@ class Chat:
         self.workflow = InMemoryConfirmationWorkflow(self.confirmations)
         self.audit = MemoryAuditSink()
         self.runner = AnsweringToolRunner()
+        self.files = MemoryAttachmentStore()
         agent = ChatAgent(OfflineChatModel(), InMemorySaver(), policy, self.runner)
         self.turns = ChatTurns(
             lambda: agent,
@@ -86,6 +90,7 @@ class Chat:
             self.workflow,
             audit=self.audit,
             outputs=MemoryBlobStore(),
+            attachments=ChatAttachments(self.files, AttachmentLimits()),
         )
 
     def context(self, user: str, role: Role = Role.ENGINEER) -> AgentRunContext:

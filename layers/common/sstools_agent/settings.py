@@ -15,6 +15,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from sstools_agent.domain.attachments import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES, AttachmentLimits
 from sstools_agent.domain.attempt_limits import (
     DEFAULT_AUDIT_PER_SOURCE,
     DEFAULT_AUDIT_PER_WINDOW,
@@ -160,6 +161,19 @@ class CheckpointSettings(OffloadBucketSettings):
     checkpoint_ttl_days: int = Field(default=30, ge=1)
 
 
+class AttachmentSettings(AwsSettings):
+    """Files users attach (docs/attachments.md): their bucket and limits."""
+
+    attachment_bucket: str = "attachmentbucket"
+    attachment_max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1, le=100 * 1024 * 1024)
+    """One file at most (the presigned POST's length range, checked again before a turn)."""
+    attachment_max_files: int = Field(default=DEFAULT_MAX_FILES, ge=0, le=20)
+    """Files in one message at most (0: attachments are off)."""
+
+    def attachment_limits(self) -> AttachmentLimits:
+        return AttachmentLimits(self.attachment_max_bytes, self.attachment_max_files)
+
+
 class AuditSettings(AwsSettings):
     """The bus audit records are sent to."""
 
@@ -294,6 +308,7 @@ class ChatSettings(
     RoutingSettings,
     CheckpointSettings,
     ConfirmationSettings,
+    AttachmentSettings,
     AuditSettings,
     ServiceTokenClientSettings,
     OriginCheckSettings,
@@ -307,6 +322,7 @@ class ApiSettings(
     UserAuthSettings,
     ConversationStoreSettings,
     CursorSettings,
+    AttachmentSettings,
     AuditSettings,
     ServiceTokenIssuerSettings,
 ):

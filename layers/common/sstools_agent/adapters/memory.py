@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sstools_agent.adapters.dynamodb.items import bounded_json, event_chunks
+from sstools_agent.domain.attachments import PresignedUpload, StoredFile
 from sstools_agent.domain.audit import AuditRecord, EmissionClock
 from sstools_agent.domain.confirmations import (
     Confirmation,
@@ -503,3 +504,51 @@ class MemoryBlobStore(FailureSwitches):
     async def get(self, key: str) -> bytes | None:
         self._check("get")
         return self.blobs.get(key)
+
+
+class MemoryAttachmentStore(FailureSwitches):
+    """`domain.ports.AttachmentStore` in a dict: `upload` stands for the browser's POST (with
+    the policy's checks: the key, the type, the length)."""
+
+    def __init__(self, *, fail_on: Iterable[str] = ()) -> None:
+        super().__init__(fail_on)
+        self.objects: dict[str, tuple[bytes, StoredFile]] = {}
+        self.policies: dict[str, tuple[str, int, str]] = {}
+
+    def _check(self, operation: str) -> None:
+        if operation in self.fail_on:
+            raise BlobStoreError(f"memory://: {operation} failing on purpose")
+
+    async def presigned_upload(
+        self, key: str, content_type: str, max_bytes: int, name: str, expires_s: int
+    ) -> PresignedUpload:
+        self._check("presigned_upload")
+        self.policies[key] = (content_type, max_bytes, name)
+        return PresignedUpload(
+            f"memory://uploads/{key}", {"key": key, "Content-Type": content_type}
+        )
+
+    def upload(self, key: str, data: bytes, content_type: str | None = None) -> None:
+        """The browser's POST: refused (ValueError) where S3 would refuse it."""
+        declared, max_bytes, name = self.policies[key]
+        if (content_type or declared) != declared or not 1 <= len(data) <= max_bytes:
+            raise ValueError("the upload does not satisfy its policy")
+        self.objects[key] = (data, StoredFile(len(data), declared, name))
+
+    async def stat(self, key: str) -> StoredFile | None:
+        self._check("stat")
+        kept = self.objects.get(key)
+        return kept[1] if kept else None
+
+    async def read(self, key: str) -> bytes | None:
+        self._check("read")
+        kept = self.objects.get(key)
+        return kept[0] if kept else None
+
+    async def keep(self, from_key: str, to_key: str) -> None:
+        self._check("keep")
+        self.objects[to_key] = self.objects.pop(from_key)
+
+    async def download_url(self, key: str, name: str, content_type: str, expires_s: int) -> str:
+        self._check("download_url")
+        return f"memory://download/{key}"

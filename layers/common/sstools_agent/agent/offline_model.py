@@ -58,11 +58,16 @@ from sstools_agent.agent.offline_answers import (
     narrowed,
     say,
 )
+from sstools_agent.agent.offline_files import file_answer
 from sstools_agent.agent.prompts import (
     OBJECT_SUMMARY_CLOSE,
     OBJECT_SUMMARY_OPEN,
     UNAVAILABLE_CLOSE,
     UNAVAILABLE_OPEN,
+)
+from sstools_agent.domain.attachment_content import (
+    read_attachment_blocks,
+    without_attachment_blocks,
 )
 from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation, ToolSpec
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
@@ -202,6 +207,11 @@ def _is_russian(text: str) -> bool:
 
 
 def _text_of(message: BaseMessage) -> str:
+    """A message's own words (a user message's files' data blocks left out)."""
+    return without_attachment_blocks(_content_text(message))
+
+
+def _content_text(message: BaseMessage) -> str:
     content = message.content
     if isinstance(content, str):
         return content
@@ -1234,6 +1244,12 @@ class OfflineChatModel(BaseChatModel):
     def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The whole reply to a conversation: a tool call, or an answer."""
         request = _request(messages)
+        if messages and isinstance(messages[-1], HumanMessage):
+            files = read_attachment_blocks(_content_text(messages[-1]))
+            russian = request.russian or not request.text.strip()
+            about_files = file_answer(request.text, files, russian)
+            if about_files is not None:
+                return AIMessage(content=about_files)
         if messages and isinstance(messages[-1], ToolMessage):
             return AIMessage(content=self._answer_from_tools(messages, request))
         summary = request.summary

@@ -9,7 +9,7 @@ not checkpoint it), so a confirmation raised in one Lambda invocation is resumed
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, Protocol, runtime_checkable
@@ -26,6 +26,11 @@ from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInter
 from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware
 from sstools_agent.agent.prefetch import PrefetchedObject, prefetch_object
 from sstools_agent.agent.tools import build_tools
+from sstools_agent.domain.attachment_content import (
+    ModelAttachment,
+    user_turn_text,
+    without_attachment_blocks,
+)
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -131,6 +136,16 @@ def interrupted_call_events(
 ) -> list[ChatEvent]:
     """The tool card of a confirmed call whose run was interrupted."""
     return EventMapper("").on_tool_message(interrupted_call_message(tool, tool_call_id, outcome))
+
+
+def user_message(message: str, attachments: Sequence[ModelAttachment] = ()) -> HumanMessage:
+    """The user's turn as the model reads it: the words, then each file's data block; content
+    blocks after them for the files whose bytes the model gets."""
+    text = user_turn_text(message, attachments)
+    blocks = [block for attachment in attachments for block in attachment.content_blocks()]
+    if not blocks:
+        return HumanMessage(content=text)
+    return HumanMessage(content=[{"type": "text", "text": text}, *blocks])
 
 
 @runtime_checkable
@@ -240,7 +255,8 @@ class ChatAgent:
         state = await self.graph.aget_state(self._config(thread_id))
         messages = (state.values or {}).get("messages", [])
         earlier = [m for m in messages if isinstance(m, HumanMessage)]
-        return str(earlier[-1].content) if earlier else None
+        # The user's own words: the files' blocks would route by what a file holds
+        return without_attachment_blocks(earlier[-1].text) if earlier else None
 
     async def pending_confirmation(self, thread_id: str) -> PendingConfirmation | None:
         """The confirmation this conversation waits for, if any."""
@@ -314,9 +330,15 @@ class ChatAgent:
             yield event
 
     async def send(
-        self, thread_id: str, message: str, context: AgentRunContext
+        self,
+        thread_id: str,
+        message: str,
+        context: AgentRunContext,
+        attachments: Sequence[ModelAttachment] = (),
     ) -> AsyncGenerator[ChatEvent]:
-        """Runs a turn for a new user message.
+        """Runs a turn for a new user message (and the files it attaches: each file's data
+        block after the user's words, and the bytes of an image or PDF as a content block
+        when the model takes them).
 
         A confirmation still pending is cancelled first: its tool call gets an error ToolMessage
         (so no call dangles in the history) and the user is told, before the new message is taken.
@@ -345,7 +367,7 @@ class ChatAgent:
             yield ConfirmResolved(ConfirmationResult.CANCELLED)
             yield Text(cancellation_text(pending.tool, ConfirmationResult.CANCELLED))
         async for event in self._stream(
-            thread_id, {"messages": [HumanMessage(content=message)]}, context
+            thread_id, {"messages": [user_message(message, attachments)]}, context
         ):
             yield event
 

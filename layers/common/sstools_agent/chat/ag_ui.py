@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -154,7 +155,8 @@ def chat_request_of(run: RunAgentInput) -> ChatRequestBody:
     if run.resume:
         fields |= _answer(run.resume)
     else:
-        fields |= {"message": _new_message(run)}
+        message, file_ids = _new_message(run)
+        fields |= {"message": message, "files": [{"file_id": each} for each in file_ids]}
     try:
         return ChatRequestBody.model_validate(fields)
     except ValidationError as invalid:
@@ -165,17 +167,40 @@ def _refuse(field: str, message: str) -> None:
     raise RequestValidationError([{"loc": ("body", field), "msg": message, "type": "value_error"}])
 
 
-def _new_message(run: RunAgentInput) -> str:
+FILE_URL: Final = re.compile(r"^/api/assistant/files/(?P<file_id>[0-9a-f]{32})$")
+"""A part's url source that names a file uploaded through `POST /api/assistant/files`."""
+
+
+def _new_message(run: RunAgentInput) -> tuple[str, list[str]]:
+    """The last user message's text, and the ids of the files it attaches: image or document
+    parts whose source is the url `/api/assistant/files/<file_id>` of a file uploaded through
+    that endpoint (docs/attachments.md). Bytes inline, or any other url, are refused: files
+    never travel in a request here, and the server fetches nothing a client names."""
     last = run.messages[-1] if run.messages else None
     if last is None or last.role != "user":
         _refuse("messages", "the run carries no new user message (the last message must be one)")
     content: Any = getattr(last, "content", "")
     if isinstance(content, str):
-        return content
-    parts = [getattr(part, "type", None) for part in content]
-    if any(kind != "text" for kind in parts):
-        _refuse("messages", "only text parts are supported in a user message")
-    return "".join(str(getattr(part, "text", "")) for part in content)
+        return content, []
+    texts: list[str] = []
+    file_ids: list[str] = []
+    for part in content:
+        kind = getattr(part, "type", None)
+        source = getattr(part, "source", None)
+        by_url = getattr(source, "type", None) == "url"
+        named = FILE_URL.match(str(getattr(source, "value", ""))) if by_url else None
+        if kind == "text":
+            texts.append(str(getattr(part, "text", "")))
+        elif kind in ("image", "document") and named:
+            file_ids.append(named.group("file_id"))
+        else:
+            _refuse(
+                "messages",
+                "a user message holds text parts, and image or document parts whose source is "
+                "the url /api/assistant/files/<file_id> of an uploaded file (POST "
+                "/api/assistant/files); inline data and other urls are not taken",
+            )
+    return "".join(texts), file_ids
 
 
 def _answer(resume: list[ResumeEntry]) -> dict[str, Any]:

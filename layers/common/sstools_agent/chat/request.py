@@ -6,19 +6,33 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sstools_agent.domain.attachments import FILE_ID_PATTERN
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 
 MAX_MESSAGE_CHARS: Final = 8000
 """What a user may type into one chat message."""
 
 
+MAX_LISTED_FILES: Final = 20
+"""Bound of the request's list; the configured limit (5 by default) is checked with a reason."""
+
+
+class FileRef(BaseModel):
+    """A file uploaded through `POST /api/assistant/files`, by its id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file_id: str = Field(pattern=FILE_ID_PATTERN)
+
+
 class ChatRequestBody(BaseModel):
-    """`{message, files, conversation_id, action, confirmation_id, ui_context}`."""
+    """`{message, files, conversation_id, action, confirmation_id, ui_context}`; a message with
+    files may have no text."""
 
     model_config = ConfigDict(extra="forbid")
 
     message: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
-    files: list[Any] = Field(default_factory=list)
+    files: list[FileRef] = Field(default_factory=list, max_length=MAX_LISTED_FILES)
     conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID_PATTERN)
     action: Literal["confirm", "deny", "edit", "resume"] | None = None
     confirmation_id: str | None = Field(default=None, max_length=128)
@@ -31,9 +45,9 @@ class ChatRequestBody(BaseModel):
 
     @model_validator(mode="after")
     def _coherent(self) -> ChatRequestBody:
-        if self.files:
-            raise ValueError("file uploads are not supported yet; send the message without files")
-        if self.action is None and not (self.message and self.message.strip()):
+        if self.files and self.action is not None:
+            raise ValueError(f"action {self.action!r} takes no files; send them with a message")
+        if self.action is None and not (self.message and self.message.strip()) and not self.files:
             raise ValueError("message must not be empty")
         if self.action is not None and self.conversation_id is None:
             raise ValueError(f"action {self.action!r} needs a conversation_id")

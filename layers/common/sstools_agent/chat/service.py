@@ -17,7 +17,9 @@ from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTok
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.chat.request import ChatRequestBody
 from sstools_agent.chat.turns import CHAT_THREADS, ChatTurns, PreparedTurn, ThreadRules
-from sstools_agent.domain.audit import audited_ui_context
+from sstools_agent.domain.attachment_content import ModelAttachment
+from sstools_agent.domain.attachments import AttachmentRejected
+from sstools_agent.domain.audit import AuditKind, AuditRecord, audited_ui_context
 from sstools_agent.domain.chat_events import ChatEvent
 from sstools_agent.domain.conversations import NotRunning, parse_event_id
 from sstools_agent.domain.environments import EnvironmentRegistry
@@ -76,6 +78,7 @@ class ChatService:
             principal.subject,
             body.conversation_id,
         )
+        attachments = await self._attachments(principal, body)
         try:
             service_token = await self.service_token()
         except ServiceTokenUnavailable as failure:
@@ -89,15 +92,42 @@ class ChatService:
             owner=principal.subject,
             conversation_id=body.conversation_id,
             action=body.action,
-            message=body.message,
+            message=body.message if body.action or not body.files else body.message or "",
             confirmation_id=body.confirmation_id,
             ui_context=ui_context.to_payload() if ui_context else None,
             resume_after=resume_after,
             role=principal.role,
             edited_args=body.edited_args,
             rules=rules,
+            attachments=attachments,
         )
         return OpenedTurn(turn, AgentRunContext(principal, ui_context, service_token, request_id))
+
+    async def _attachments(
+        self, principal: Principal, body: ChatRequestBody
+    ) -> list[ModelAttachment]:
+        """The message's files, checked; a refusal is audited (and nothing is written)."""
+        if not body.files:
+            return []
+        try:
+            return await self.turns.attachments.checked(
+                principal.subject, [ref.file_id for ref in body.files]
+            )
+        except AttachmentRejected as rejected:
+            self.audit.emit(
+                AuditRecord(
+                    AuditKind.ATTACHMENT_REJECTED,
+                    principal.subject,
+                    rejected.reason,
+                    body.conversation_id,
+                    {
+                        "file_id": rejected.file_id,
+                        "files": len(body.files),
+                        "detail": str(rejected),
+                    },
+                )
+            )
+            raise
 
     def events(self, opened: OpenedTurn) -> AsyncIterator[tuple[str | None, ChatEvent]]:
         """The turn's events with their ids (None for one said anew on a reconnect): a replay

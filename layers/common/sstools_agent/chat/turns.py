@@ -23,7 +23,9 @@ import anyio
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import cancellation_text
 from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrupted_call_events
+from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
+from sstools_agent.domain.attachment_content import ModelAttachment
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import (
     ChatEvent,
@@ -194,6 +196,8 @@ class PreparedTurn:
     """Tool call ids whose audit records the confirmation journal writes (not the events)."""
     stopped: bool = False
     """The run was stopped by a cancel request (set when the stream ends)."""
+    attachments: list[ModelAttachment] = field(default_factory=list)
+    """The message's files, checked, as the model gets them."""
 
 
 @dataclass
@@ -205,16 +209,21 @@ class _UserMessage:
     conversation_id: str
     message: StoredMessage | None
     """Until written."""
+    keep_files: Callable[[], Awaitable[None]] | None = None
+    """Moves the message's files where attached files are kept (with the write)."""
     message_id: str | None = None
 
     def __post_init__(self) -> None:
         self.message_id = self.message.message_id if self.message else None
 
     @classmethod
-    def of(cls, turn: PreparedTurn, store: ConversationStore, seq: int) -> _UserMessage:
+    def of(
+        cls, turn: PreparedTurn, store: ConversationStore, seq: int, files: ChatAttachments
+    ) -> _UserMessage:
         conversation = turn.conversation
         if turn.message is None or turn.result is not None:  # an answer to a card has none
             return cls(store, conversation.conversation_id, None)
+        infos = [attachment.info for attachment in turn.attachments]
         message = StoredMessage(
             uuid.uuid4().hex,
             MessageRole.USER,
@@ -222,15 +231,35 @@ class _UserMessage:
             now_iso(),
             seq,
             ui_context=conversation.ui_context,
+            attachments=[info.to_record() for info in infos],
         )
-        return cls(store, conversation.conversation_id, message)
+        keep = None
+        if infos:
+            owner = conversation.owner
+
+            async def keep() -> None:
+                await files.keep(owner, infos)
+
+        return cls(store, conversation.conversation_id, message, keep)
 
     def write(self) -> list[asyncio.Task[None]]:
-        """The write, started (nothing when there is none or it was started before)."""
+        """The write, started (nothing when there is none or it was started before); the
+        message's files are moved beside it (a failed move is logged: the download finds a
+        file where it was uploaded until that expires)."""
         if self.message is None:
             return []
         message, self.message = self.message, None
-        return [asyncio.create_task(self.store.add_messages(self.conversation_id, [message]))]
+        tasks = [asyncio.create_task(self.store.add_messages(self.conversation_id, [message]))]
+        if self.keep_files is not None:
+            tasks.append(asyncio.create_task(_logged(self.keep_files(), "keeping attached files")))
+        return tasks
+
+
+async def _logged(call: Awaitable[None], what: str) -> None:
+    try:
+        await call
+    except Exception:
+        logger.exception("%s failed", what)
 
 
 class _EventWriter:
@@ -416,8 +445,11 @@ class ChatTurns:
         confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
         prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
         outputs: BlobStore,
+        attachments: ChatAttachments,
     ) -> None:
-        """`outputs` keeps tool outputs too large for a history item whole."""
+        """`outputs` keeps tool outputs too large for a history item whole; `attachments`
+        checks and keeps the files messages attach."""
+        self.attachments = attachments
         self.prefetch_timeout_s = prefetch_timeout_s
         self.outputs = outputs
         self._agent_factory = agent_factory
@@ -441,16 +473,26 @@ class ChatTurns:
         role: Role | None = None,
         edited_args: dict[str, Any] | None = None,
         rules: ThreadRules = CHAT_THREADS,
+        attachments: list[ModelAttachment] | None = None,
     ) -> PreparedTurn:
-        """Every check that decides the HTTP status, and the lock. Writes nothing on refusal."""
+        """Every check that decides the HTTP status, and the lock. Writes nothing on refusal.
+        `attachments`, a new message's files, were checked before."""
+        files = list(attachments or [])
         run_id = uuid.uuid4().hex
         if conversation_id is None or (
             rules.created_on_first_use
             and action is None
             and await self.store.get(conversation_id) is None
         ):
+            title = title_from(message or " ".join(file.info.name for file in files))
             return await self._start_new(
-                conversation_id or uuid.uuid4().hex, owner, message, ui_context, run_id
+                conversation_id or uuid.uuid4().hex,
+                owner=owner,
+                title=title,
+                ui_context=ui_context,
+                run_id=run_id,
+                message=message,
+                attachments=files,
             )
         if action in DECISIONS:
             answer = CardAnswer(action, confirmation_id, role, edited_args or {})
@@ -466,7 +508,7 @@ class ChatTurns:
         # The lock refuses another user's or a missing conversation (404), an archived one and
         # one another run holds (409) from the record as it is at that write
         held = await self.store.start_turn(asked, run_id, self.lease_s, new=False)
-        return PreparedTurn(held, action, message, run_id)
+        return PreparedTurn(held, action, message, run_id, attachments=files)
 
     async def _prepare_answer(
         self,
@@ -517,17 +559,18 @@ class ChatTurns:
     async def _start_new(
         self,
         conversation_id: str,
+        *,
         owner: str,
-        message: str | None,
+        title: str,
         ui_context: dict[str, Any] | None,
         run_id: str,
+        message: str | None,
+        attachments: list[ModelAttachment],
     ) -> PreparedTurn:
         at = now_iso()
-        fresh = Conversation(
-            conversation_id, owner, title_from(message or ""), at, at, ui_context=ui_context
-        )
+        fresh = Conversation(conversation_id, owner, title, at, at, ui_context=ui_context)
         held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
-        return PreparedTurn(held, None, message, run_id)
+        return PreparedTurn(held, None, message, run_id, attachments=attachments)
 
     async def _refuse_while_a_card_waits(self, conversation: Conversation) -> None:
         """CardWaits when the conversation has a card that can still be answered."""
@@ -736,7 +779,7 @@ class ChatTurns:
             context = replace(context, routing=routing)
             self._record_routing(turn, routing, context)
             yield ToolsRouted(routing.to_record())
-        async for event in agent.send(conversation_id, message, context):
+        async for event in agent.send(conversation_id, message, context, turn.attachments):
             yield await self._held(turn, event)
 
     async def _settle_confirmation(
@@ -852,7 +895,7 @@ class ChatTurns:
         seq = turn.conversation.last_seq
         writer = _EventWriter(self.store, conversation_id, turn.run_id, self.lease_s)
         recorder = TurnRecorder()
-        user_message = _UserMessage.of(turn, self.store, seq + 1)
+        user_message = _UserMessage.of(turn, self.store, seq + 1, self.attachments)
         user_message_id = user_message.message_id
         history: list[asyncio.Task[None]] = []
         assistant_message_id = uuid.uuid4().hex

@@ -27,6 +27,7 @@ RETENTION_DAYS: Final = 400
 
 class AuditKind(StrEnum):
     CONTEXT_REJECTED = "context_rejected"
+    ATTACHMENT_REJECTED = "attachment_rejected"
     AUTH_FAILED = "auth_failed"
     TOOL_CALLED = "tool_called"
     TOOL_OUTCOME_UNKNOWN = "tool_outcome_unknown"

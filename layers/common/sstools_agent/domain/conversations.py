@@ -127,6 +127,8 @@ class StoredMessage:
     ui_context: dict[str, Any] | None = None
     status: str = "complete"
     """`interrupted` when the client went away or the run was cancelled mid-turn."""
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """A user message's files: `{file_id, name, content_type, size}` (domain.attachments)."""
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any], *, key: str, seq: int) -> StoredMessage:
@@ -158,6 +160,7 @@ class StoredMessage:
             confirmations=listed(data.get("confirmations")),
             ui_context=dict(context) if isinstance(context, Mapping) else None,
             status=str(data.get("status") or "complete"),
+            attachments=listed(data.get("attachments")),
         )
 
 

@@ -26,6 +26,8 @@ class ErrorCode(StrEnum):
     a second write of the same model step (one confirmation at a time), or a read a cancel
     abandoned."""
     INVALID_CONTEXT = "INVALID_CONTEXT"
+    INVALID_ATTACHMENT = "INVALID_ATTACHMENT"
+    """A file that may not be uploaded or sent: its type, size, bytes, owner or number."""
     VALIDATION_ERROR = "VALIDATION_ERROR"
     CONVERSATION_BUSY = "CONVERSATION_BUSY"
     CONVERSATION_ARCHIVED = "CONVERSATION_ARCHIVED"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sstools_agent.domain.attachments import PresignedUpload, StoredFile
 from sstools_agent.domain.audit import AuditRecord
 from sstools_agent.domain.confirmations import Confirmation, ConfirmationStatus, ExecutionState
 from sstools_agent.domain.conversations import Conversation, Page, StoredMessage
@@ -207,6 +208,35 @@ class BlobStore(Protocol):
 
     async def get(self, key: str) -> bytes | None:
         """The blob under `key`, or None when there is none; BlobStoreError on failure."""
+        ...
+
+
+class AttachmentStore(Protocol):
+    """Uploaded files by key (`domain.attachments` builds the keys): the browser uploads with a
+    presigned POST, the chat reads and keeps what a message attaches, the owner downloads
+    through a short-lived link. BlobStoreError when the store fails."""
+
+    async def presigned_upload(
+        self, key: str, content_type: str, max_bytes: int, name: str, expires_s: int
+    ) -> PresignedUpload:
+        """A POST whose policy fixes the key, the type, the name's metadata and a length of
+        1 to `max_bytes` bytes."""
+        ...
+
+    async def stat(self, key: str) -> StoredFile | None:
+        """The object's size, type and name, or None when there is none."""
+        ...
+
+    async def read(self, key: str) -> bytes | None:
+        """The object's bytes, or None when there is none."""
+        ...
+
+    async def keep(self, from_key: str, to_key: str) -> None:
+        """Moves an object (a server-side copy, then the original removed)."""
+        ...
+
+    async def download_url(self, key: str, name: str, content_type: str, expires_s: int) -> str:
+        """A GET link that serves the object as an attachment named `name`."""
         ...
 
 

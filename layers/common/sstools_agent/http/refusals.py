@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
+from sstools_agent.domain.attachments import AttachmentNotFound, AttachmentRejected
 from sstools_agent.domain.confirmations import (
     CardWaits,
     ConfirmationDecided,
@@ -64,6 +65,8 @@ REFUSALS: Final[dict[type[Exception], tuple[int, ErrorCode, str | None]]] = {
     ConfirmationForbidden: (403, ErrorCode.FORBIDDEN, "This confirmation is another user's."),
     ConfirmationNotPermitted: (403, ErrorCode.FORBIDDEN, OWN_DETAIL),
     InvalidEdit: (422, ErrorCode.VALIDATION_ERROR, OWN_DETAIL),
+    AttachmentRejected: (422, ErrorCode.INVALID_ATTACHMENT, OWN_DETAIL),
+    AttachmentNotFound: (404, ErrorCode.NOT_FOUND, "No such file."),
     InvalidResume: (422, ErrorCode.INVALID_RESUME, OWN_DETAIL),
     CardWaits: (
         409,

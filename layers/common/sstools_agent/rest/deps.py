@@ -23,6 +23,7 @@ from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
 from sstools_agent.http.auth import authenticate, client_source, request_id_from
 from sstools_agent.http.observability import Observability
+from sstools_agent.rest.files import FilesApi
 from sstools_agent.rest.schemas import TOOL_CALL_ID_PATTERN, ErrorBody
 from sstools_agent.rest.service import ConversationsApi, ServiceTokens
 
@@ -35,6 +36,7 @@ class ApiDeps:
     """The REST API's collaborators."""
 
     conversations: ConversationsApi
+    files: FilesApi
     service_tokens: ServiceTokens
     jwks: Callable[[], dict[str, Any]]
     """The JWKS document of the service-token keys."""

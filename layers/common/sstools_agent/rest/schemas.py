@@ -6,6 +6,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from sstools_agent.domain.attachments import AttachmentInfo
 from sstools_agent.domain.conversations import (
     CONVERSATION_ID_PATTERN,
     Conversation,
@@ -13,6 +14,7 @@ from sstools_agent.domain.conversations import (
 )
 from sstools_agent.domain.cursors import MAX_CURSOR_CHARS
 from sstools_agent.domain.environments import EnvironmentTier
+from sstools_agent.rest.files import GrantedUpload
 
 IDEMPOTENCY_KEY_PATTERN: Final = r"^[A-Za-z0-9_.:-]{8,128}$"
 TOOL_CALL_ID_PATTERN: Final = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -101,6 +103,55 @@ class ConversationPage(BaseModel):
     """Pass as `cursor` for the next page; null on the last page."""
 
 
+class AttachmentView(BaseModel):
+    file_id: str
+    name: str
+    content_type: str
+    size: int
+
+
+class UploadBody(BaseModel):
+    """What the browser will upload: the file's name, its declared type and its size."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=1000)
+    content_type: str = Field(max_length=200)
+    size: int = Field(ge=0)
+    conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID_PATTERN)
+    """The conversation the file is for, if the page has one (informational)."""
+
+
+class PresignedPost(BaseModel):
+    url: str
+    fields: dict[str, str]
+    """Every form field, in this order, before the file (the last field, `file`)."""
+
+
+class UploadAnswer(BaseModel):
+    file_id: str
+    upload: PresignedPost
+    expires_at: str
+    """The upload must start before this."""
+    max_bytes: int
+
+    @classmethod
+    def of(cls, granted: GrantedUpload) -> UploadAnswer:
+        upload = PresignedPost(url=granted.upload.url, fields=granted.upload.fields)
+        return cls(
+            file_id=granted.file_id,
+            upload=upload,
+            expires_at=granted.expires_at,
+            max_bytes=granted.max_bytes,
+        )
+
+
+class DownloadAnswer(BaseModel):
+    url: str
+    """A presigned GET serving the file as an attachment."""
+    expires_at: str
+
+
 class HistoryMessage(BaseModel):
     id: str
     role: Literal["user", "assistant"]
@@ -114,6 +165,8 @@ class HistoryMessage(BaseModel):
     ui_context: dict[str, Any] | None
     status: str
     """`complete`, or `interrupted` when the answer was cut off."""
+    attachments: list[AttachmentView] = Field(default_factory=list)
+    """A user message's files (download: `GET /api/assistant/files/{file_id}/download`)."""
 
     @classmethod
     def of(cls, message: StoredMessage) -> HistoryMessage:
@@ -127,6 +180,11 @@ class HistoryMessage(BaseModel):
             confirmations=message.confirmations,
             ui_context=message.ui_context,
             status=message.status,
+            attachments=[
+                AttachmentView(**info.to_record())
+                for info in map(AttachmentInfo.from_record, message.attachments)
+                if info is not None
+            ],
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from sstools_agent.adapters.attachment_store import S3AttachmentStore
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.blob_store import S3BlobStore
 from sstools_agent.adapters.dynamodb.confirmations import DynamoDBConfirmationStore
@@ -29,6 +30,7 @@ from sstools_agent.domain.identity import (
 from sstools_agent.rest.service import ConversationsApi
 from sstools_agent.settings import (
     ApiSettings,
+    AttachmentSettings,
     AuditSettings,
     ConfirmationSettings,
     ConversationStoreSettings,
@@ -71,6 +73,15 @@ def tool_output_store_from(settings: OffloadBucketSettings) -> S3BlobStore:
     """Tool outputs too large for a history item, kept whole in the checkpoints' bucket."""
     return S3BlobStore(
         settings.checkpoint_bucket,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
+def attachment_store_from(settings: AttachmentSettings) -> S3AttachmentStore:
+    """The files users attach, in their private bucket."""
+    return S3AttachmentStore(
+        settings.attachment_bucket,
         region=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,
     )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from sstools_agent.rest.deps import ApiDeps
+from sstools_agent.rest.files import FilesApi
 from sstools_agent.rest.service import ServiceTokens
 from sstools_agent.settings import ApiSettings
 from sstools_agent.wiring.adapters import (
+    attachment_store_from,
     audit_sink_from,
     client_credentials_from,
     conversations_api_from,
@@ -21,6 +23,7 @@ def build_api(settings: ApiSettings) -> ApiDeps:
     issuer = service_token_issuer_from(settings)
     return ApiDeps(
         conversations=conversations_api_from(settings, reader),
+        files=FilesApi(attachment_store_from(settings), settings.attachment_limits()),
         service_tokens=ServiceTokens(
             client_credentials_from(settings, reader), issuer, settings.service_token_ttl_s
         ),

@@ -16,6 +16,7 @@ from sstools_agent.adapters.service_tokens import ServiceTokenSource
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.models import build_chat_model
 from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
@@ -40,6 +41,7 @@ from sstools_agent.settings import (
     ToolSettings,
 )
 from sstools_agent.wiring.adapters import (
+    attachment_store_from,
     audit_sink_from,
     confirmation_store_from,
     confirmation_workflow_from,
@@ -121,6 +123,8 @@ class ChatDeps:
     workflow: ConfirmationWorkflow
     outputs: BlobStore
     """Tool outputs too large for a history item, kept whole."""
+    attachments: ChatAttachments
+    """The files messages attach: checked before a turn, kept with its message."""
     audit: AuditSink
     verifier: UserTokenVerifier
     service_token: ServiceTokenSource
@@ -142,8 +146,19 @@ class ChatDeps:
             confirmation_timeout_s=self.confirmation_timeout_s,
             prefetch_timeout_s=self.prefetch_timeout_s,
             outputs=self.outputs,
+            attachments=self.attachments,
         )
         object.__setattr__(self, "turns", turns)
+
+
+def chat_attachments_from(settings: ChatSettings) -> ChatAttachments:
+    """The files' checks and keeping; images and PDFs reach the model as content blocks where
+    its provider takes them (Bedrock Converse)."""
+    return ChatAttachments(
+        attachment_store_from(settings),
+        settings.attachment_limits(),
+        model_takes_files=settings.model_provider == "bedrock",
+    )
 
 
 def agent_from(settings: ChatSettings) -> Callable[[], ChatAgent]:
@@ -174,6 +189,7 @@ def build_chat(settings: ChatSettings) -> ChatDeps:
         confirmations=confirmation_store_from(settings),
         workflow=confirmation_workflow_from(settings),
         outputs=tool_output_store_from(settings),
+        attachments=chat_attachments_from(settings),
         audit=audit_sink_from(settings),
         verifier=user_verifier_from(settings),
         service_token=service_token_client_from(settings, secrets_reader_from(settings)),

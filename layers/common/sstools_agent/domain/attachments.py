@@ -1,0 +1,170 @@
+"""File attachments: limits, where a file is kept, and why one is refused (docs/attachments.md).
+
+A file's place is built from its owner and a random id, never from its name: `uploads/<owner
+digest>/<id>` until a message attaches it, `attachments/<owner digest>/<id>` after. Ownership is
+the key itself: another user's file id is under another prefix, so for this caller it does not
+exist (the same answer as a missing file: ids do not leak). The bytes are checked by the chat
+function (`attachment_content`), which has the magic-byte library; this module is what the REST
+API needs too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+DEFAULT_MAX_BYTES: Final = 10 * 1024 * 1024
+DEFAULT_MAX_FILES: Final = 5
+MAX_NAME_CHARS: Final = 200
+UPLOAD_EXPIRES_S: Final = 600
+"""How long a presigned upload may start after it was given."""
+DOWNLOAD_EXPIRES_S: Final = 300
+"""How long a download link works."""
+FILE_ID_PATTERN: Final = r"^[0-9a-f]{32}$"
+
+TEXT_TYPES: Final = frozenset(
+    {"text/plain", "text/csv", "application/json", "application/sql", "text/markdown"}
+)
+BINARY_TYPES: Final = frozenset({"image/png", "image/jpeg", "application/pdf"})
+ALLOWED_TYPES: Final = TEXT_TYPES | BINARY_TYPES
+TYPE_ALIASES: Final = {"text/x-sql": "application/sql", "application/x-sql": "application/sql"}
+"""Other names browsers give an allowed type; the allowed name is what is kept."""
+NAME_META: Final = "name"
+"""The object metadata key that holds the file's name (percent-encoded: S3 metadata is ASCII)."""
+
+_UNSAFE_NAME: Final = re.compile(r"[\x00-\x1f\x7f/\\]")
+
+
+class AttachmentRejected(ValueError):
+    """A file that cannot be uploaded or sent (422 INVALID_ATTACHMENT, `str()` says why in the
+    user's words, naming the file when there is one)."""
+
+    def __init__(self, detail: str, *, file_id: str | None = None, reason: str = "invalid") -> None:
+        super().__init__(detail)
+        self.file_id, self.reason = file_id, reason
+
+
+class AttachmentNotFound(LookupError):
+    """No such file of this user (404 for a download: another user's id is not found either)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentLimits:
+    """What one file and one message may hold."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_files: int = DEFAULT_MAX_FILES
+
+    def check_count(self, count: int) -> None:
+        if count > self.max_files:
+            raise AttachmentRejected(
+                f"Можно приложить не больше {self.max_files} файлов к сообщению, "
+                f"а приложено {count}.",
+                reason="too_many_files",
+            )
+
+    def check_size(self, name: str, size: int) -> None:
+        if size <= 0:
+            raise AttachmentRejected(f"Файл «{name}» пуст.", reason="empty")
+        if size > self.max_bytes:
+            raise AttachmentRejected(
+                f"Файл «{name}» больше {megabytes(self.max_bytes)}: его размер {megabytes(size)}.",
+                reason="too_large",
+            )
+
+
+def megabytes(size: int) -> str:
+    """A size as the user reads it: «10 МБ», «1.5 МБ», «12 КБ»."""
+    if size >= 1024 * 1024:
+        value = size / (1024 * 1024)
+        return f"{value:.1f}".rstrip("0").rstrip(".") + " МБ"
+    return f"{max(1, round(size / 1024))} КБ"
+
+
+def allowed_type(name: str, declared: str) -> str:
+    """The declared type as kept (an alias resolved); AttachmentRejected when not allowed."""
+    kind = declared.split(";", 1)[0].strip().lower()
+    kind = TYPE_ALIASES.get(kind, kind)
+    if kind not in ALLOWED_TYPES:
+        raise AttachmentRejected(
+            f"Файлы типа «{declared or 'неизвестный'}» нельзя приложить («{name}»). Можно: "
+            "текст, CSV, JSON, SQL, Markdown, PNG, JPEG, PDF.",
+            reason="type_not_allowed",
+        )
+    return kind
+
+
+def checked_name(name: str) -> str:
+    """A file name as shown and kept: one line, no path; AttachmentRejected when unusable."""
+    cleaned = _UNSAFE_NAME.sub("_", name).strip()
+    if not cleaned:
+        raise AttachmentRejected("У файла нет имени.", reason="no_name")
+    if len(cleaned) > MAX_NAME_CHARS:
+        raise AttachmentRejected(
+            f"Имя файла длиннее {MAX_NAME_CHARS} символов.", reason="name_too_long"
+        )
+    return cleaned
+
+
+def owner_digest(owner: str) -> str:
+    """The owner's part of a key: a digest, so no subject's characters reach a key."""
+    return hashlib.sha256(owner.encode()).hexdigest()[:32]
+
+
+def upload_key(owner: str, file_id: str) -> str:
+    """Where an upload lands before a message attaches it (expired after a day)."""
+    return f"uploads/{owner_digest(owner)}/{file_id}"
+
+
+def attached_key(owner: str, file_id: str) -> str:
+    """Where a file is kept once a message attaches it (kept with the conversation)."""
+    return f"attachments/{owner_digest(owner)}/{file_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentInfo:
+    """What a message records of a file, and what history and the page show."""
+
+    file_id: str
+    name: str
+    content_type: str
+    size: int
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "file_id": self.file_id,
+            "name": self.name,
+            "content_type": self.content_type,
+            "size": self.size,
+        }
+
+    @classmethod
+    def from_record(cls, data: Any) -> AttachmentInfo | None:
+        """The record as a message stored it, or None when it is not one."""
+        if not isinstance(data, dict) or not isinstance(data.get("file_id"), str):
+            return None
+        return cls(
+            data["file_id"],
+            str(data.get("name") or ""),
+            str(data.get("content_type") or ""),
+            int(data.get("size") or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """An object as the store reports it (HEAD): its size, type and the name it was given."""
+
+    size: int
+    content_type: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PresignedUpload:
+    """Where and how the browser POSTs a file: the URL and every form field, policy included."""
+
+    url: str
+    fields: dict[str, str]

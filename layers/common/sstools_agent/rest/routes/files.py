@@ -1,0 +1,34 @@
+"""Files users attach: an upload's presigned POST, and the owner's download link."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+from fastapi import APIRouter, Path
+
+from sstools_agent.domain.attachments import FILE_ID_PATTERN
+from sstools_agent.rest.deps import Api, Caller, responses
+from sstools_agent.rest.schemas import DownloadAnswer, UploadAnswer, UploadBody
+
+FILES: Final = "/api/assistant/files"
+FileId = Annotated[str, Path(pattern=FILE_ID_PATTERN)]
+
+router = APIRouter()
+
+
+@router.post(FILES, status_code=201, responses=responses(401))
+async def request_upload(body: UploadBody, caller: Caller, api: Api) -> UploadAnswer:
+    """A file id and a presigned S3 POST for its bytes (the browser uploads them itself);
+    422 INVALID_ATTACHMENT for a type, size or name that may not be uploaded."""
+    granted = await api.files.request_upload(
+        caller.subject, body.name, body.content_type, body.size
+    )
+    return UploadAnswer.of(granted)
+
+
+@router.get(f"{FILES}/{{file_id}}/download", responses=responses(401, 404))
+async def download(file_id: FileId, caller: Caller, api: Api) -> DownloadAnswer:
+    """A link, valid for 5 minutes, that serves the caller's file as an attachment; 404 for
+    another user's file or one that is gone."""
+    link = await api.files.download(caller.subject, file_id)
+    return DownloadAnswer(url=link.url, expires_at=link.expires_at)

@@ -1,0 +1,334 @@
+"""File attachments end to end (docs/attachments.md): the REST API's presigned POST, the upload
+itself to the moto server's bucket, the chat's checks before a turn, the model's answer, the
+history and the owner's download link; all behind the local gateway under uvicorn.
+
+moto does not enforce a POST policy's conditions (AWS does: tests/unit/test_attachment_store.py
+reads the policy written), so these tests also show what the chat refuses when a client ignores
+the policy: a larger file, other bytes, another type.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+
+from functions.api.app import create_app as create_api_app
+from local.gateway import LocalGateway
+from local.servers import serve
+from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
+from sstools_agent.adapters.memory import MemoryAuditSink
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.domain.attachments import attached_key, upload_key
+from sstools_agent.domain.audit import AuditKind
+from sstools_agent.settings import Settings
+from sstools_agent.wiring.api import build_api
+from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
+
+FILES = "/api/assistant/files"
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+
+
+def big_csv(rows: int) -> bytes:
+    lines = ["order_id,customer,amount,created_at"]
+    lines += [
+        f"{n},customer {n % 97},{n * 3 % 1000}.50,2026-11-{n % 28 + 1:02d}" for n in range(rows)
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@dataclass
+class User:
+    headers: dict[str, str]
+    subject: str
+
+
+@dataclass
+class Origin:
+    url: str
+    stack: AgentStack
+    store: DynamoDBConversationStore
+    audit: MemoryAuditSink
+
+    def user(self, role: str = "engineer") -> User:
+        subject = f"{role}-{uuid.uuid4().hex[:10]}"
+        token = user_issuer(self.stack.settings).issue(subject, 600, {"roles": [role]}).token
+        return User({"Authorization": f"Bearer {token}"}, subject)
+
+    def ask_upload(self, user: User, name: str, content_type: str, size: int) -> httpx.Response:
+        body = {"name": name, "content_type": content_type, "size": size}
+        return httpx.post(f"{self.url}{FILES}", headers=user.headers, json=body, timeout=30)
+
+    def upload(
+        self, user: User, name: str, data: bytes, content_type: str, *, declared_size: int = 0
+    ) -> str:
+        """What the page does: ask for an upload, then POST the form to the bucket itself."""
+        asked = self.ask_upload(user, name, content_type, declared_size or len(data))
+        assert asked.status_code == 201, asked.text
+        grant = asked.json()
+        form = grant["upload"]
+        posted = httpx.post(
+            form["url"], data=form["fields"], files={"file": (name, data)}, timeout=30
+        )
+        assert posted.status_code == 204, posted.text
+        return str(grant["file_id"])
+
+    def chat(
+        self, user: User, message: str, file_ids: list[str], **extra: Any
+    ) -> tuple[int, list[dict[str, Any]]]:
+        body = {"message": message, "files": [{"file_id": f} for f in file_ids], **extra}
+        with httpx.stream(
+            "POST", f"{self.url}/api/agent/chat", headers=user.headers, json=body, timeout=60
+        ) as response:
+            if response.status_code != 200:
+                return response.status_code, [json.loads(response.read())]
+            lines = [line for line in response.iter_lines() if line.startswith("data: ")]
+        return 200, [json.loads(line[6:])["metadata"] for line in lines]
+
+    def conversations(self, user: User) -> list[dict[str, Any]]:
+        answer = httpx.get(f"{self.url}/api/assistant/conversations", headers=user.headers)
+        return list(answer.json()["items"])
+
+    def s3(self) -> Any:
+        settings = self.stack.settings
+        return boto3.client(
+            "s3", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region
+        )
+
+
+@pytest.fixture(scope="module")
+def origin(stack_settings: Settings, upstream_server: SampleUpstream) -> Iterator[Origin]:
+    settings = stack_settings.model_copy(update={"upstream_base_url": upstream_server.base_url})
+    stack = AgentStack(settings, upstream_server)
+    audit = MemoryAuditSink()
+    api = create_api_app(build_api(settings))
+    chat, store, _ = chat_app(stack, OfflineChatModel(), audit=audit)
+    gateway = LocalGateway({"ChatFunction": chat, "ApiFunction": api})
+    with serve(gateway, lifespan="on") as url:
+        yield Origin(url, stack, store, audit)
+
+
+def answer_of(events: list[dict[str, Any]]) -> str:
+    return "".join(e.get("token", "") for e in events if e.get("type") == "stream_token")
+
+
+def refused(origin: Origin, user: User, file_ids: list[str], reason: str) -> str:
+    """Sends the files; asserts the 422, its audit record, and that nothing was written."""
+    before = len(origin.audit.records)
+    status, (body,) = origin.chat(user, "посмотри файл", file_ids)
+    assert status == 422, body
+    assert body["code"] == "INVALID_ATTACHMENT"
+    records = [r for r in origin.audit.records[before:] if r.kind is AuditKind.ATTACHMENT_REJECTED]
+    assert [(r.user, r.outcome) for r in records] == [(user.subject, reason)]
+    assert origin.conversations(user) == []
+    return str(body["detail"])
+
+
+# --- The whole flow -------------------------------------------------------------------------
+
+
+def test_a_csv_uploaded_through_the_presigned_post_is_answered_kept_and_downloadable(
+    origin: Origin,
+):
+    user = origin.user()
+    data = big_csv(50_000)
+    file_id = origin.upload(user, "orders.csv", data, "text/csv")
+
+    status, events = origin.chat(user, "сколько строк в файле?", [file_id])
+    assert status == 200
+    assert "50 000 строк данных" in answer_of(events)
+
+    end = events[-1]
+    history = httpx.get(
+        f"{origin.url}/api/assistant/history",
+        params={"conversation_id": end["conversation_id"]},
+        headers=user.headers,
+    ).json()["items"]
+    assert history[0]["attachments"] == [
+        {"file_id": file_id, "name": "orders.csv", "content_type": "text/csv", "size": len(data)}
+    ]
+    # Kept with the conversation, no longer where uploads expire
+    s3, bucket = origin.s3(), origin.stack.settings.attachment_bucket
+    assert s3.head_object(Bucket=bucket, Key=attached_key(user.subject, file_id))
+    with pytest.raises(s3.exceptions.ClientError):
+        s3.head_object(Bucket=bucket, Key=upload_key(user.subject, file_id))
+
+    link = httpx.get(f"{origin.url}{FILES}/{file_id}/download", headers=user.headers)
+    assert link.status_code == 200
+    downloaded = httpx.get(link.json()["url"], timeout=30)
+    assert downloaded.content == data
+    assert downloaded.headers["content-disposition"] == ("attachment; filename*=UTF-8''orders.csv")
+
+    # Nobody else gets a link
+    other = origin.user()
+    refused_link = httpx.get(f"{origin.url}{FILES}/{file_id}/download", headers=other.headers)
+    assert (refused_link.status_code, refused_link.json()["code"]) == (404, "NOT_FOUND")
+
+
+def test_what_the_model_read_of_a_csv_fits_its_budget_with_the_row_count(origin: Origin):
+    user = origin.user()
+    file_id = origin.upload(user, "orders.csv", big_csv(50_000), "text/csv")
+    status, events = origin.chat(user, "какие в нём столбцы?", [file_id])
+    assert status == 200
+    assert "4 столбца: order_id, customer, amount, created_at" in answer_of(events)
+    thread = events[-1]["conversation_id"]
+    agent = origin.stack.agent(OfflineChatModel())
+    state = agent.graph.get_state({"configurable": {"thread_id": thread}})
+    question = state.values["messages"][0]
+    assert len(question.text) < 4000 + 200  # the block's budget, and the user's words
+    assert '"row_count": 50000' in question.text
+    assert "order_id" in question.text
+
+
+def test_a_message_of_files_only_gets_an_acknowledgement_and_a_title(origin: Origin):
+    user = origin.user()
+    json_id = origin.upload(user, "config.json", b'{"a": 1, "b": [1, 2]}', "application/json")
+    sql_id = origin.upload(user, "fix.sql", b"DELETE FROM orders WHERE id = 1;", "application/sql")
+    png_id = origin.upload(user, "chart.png", PNG, "image/png")
+    pdf_id = origin.upload(user, "report.pdf", PDF, "application/pdf")
+    status, events = origin.chat(user, "", [json_id, sql_id, png_id, pdf_id])
+    assert status == 200, events
+    answer = answer_of(events)
+    assert "JSON-объект, 2 ключа: a, b" in answer
+    assert "Я его не выполнял" in answer
+    assert "«chart.png»" in answer
+    assert "«report.pdf»" in answer
+    (conversation,) = origin.conversations(user)
+    assert conversation["title"] == "config.json fix.sql chart.png report.pdf"
+
+
+# --- Refusals: nothing is written -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type", "size", "says"),
+    [
+        ("page.html", "text/html", 100, "нельзя приложить"),
+        ("big.csv", "text/csv", 10 * 1024 * 1024 + 1, "больше 10 МБ"),
+        ("empty.csv", "text/csv", 0, "пуст"),
+        ("", "text/csv", 10, None),
+    ],
+)
+def test_an_upload_not_allowed_is_refused_before_any_url(
+    origin: Origin, name: str, content_type: str, size: int, says: str | None
+):
+    answer = origin.ask_upload(origin.user(), name, content_type, size)
+    assert answer.status_code == 422
+    if says is not None:
+        assert answer.json()["code"] == "INVALID_ATTACHMENT"
+        assert says in answer.json()["detail"]
+
+
+def test_a_png_named_csv_is_refused(origin: Origin):
+    user = origin.user()
+    file_id = origin.upload(user, "orders.csv", PNG, "text/csv")
+    assert "по сигнатуре это image/png" in refused(origin, user, [file_id], "type_mismatch")
+
+
+def test_html_declared_as_text_is_refused(origin: Origin):
+    user = origin.user()
+    page = b"<!DOCTYPE html><html><script>alert(1)</script></html>"
+    file_id = origin.upload(user, "notes.txt", page, "text/plain")
+    assert "HTML" in refused(origin, user, [file_id], "type_mismatch")
+
+
+def test_a_pdf_that_is_not_one_is_refused(origin: Origin):
+    user = origin.user()
+    file_id = origin.upload(user, "report.pdf", b"just text", "application/pdf")
+    refused(origin, user, [file_id], "type_mismatch")
+
+
+def test_a_file_larger_than_it_was_declared_is_refused(origin: Origin):
+    """AWS refuses the upload by its policy; a store that let it through is still caught."""
+    user = origin.user()
+    limit = origin.stack.settings.attachment_max_bytes
+    file_id = origin.upload(user, "big.txt", b"x" * (limit + 1), "text/plain", declared_size=10)
+    assert "больше 10 МБ" in refused(origin, user, [file_id], "too_large")
+
+
+def test_another_users_file_is_not_found(origin: Origin):
+    owner, thief = origin.user(), origin.user()
+    file_id = origin.upload(owner, "orders.csv", big_csv(3), "text/csv")
+    assert "не найден" in refused(origin, thief, [file_id], "not_found")
+
+
+def test_a_deleted_or_expired_file_is_not_found(origin: Origin):
+    user = origin.user()
+    file_id = origin.upload(user, "orders.csv", big_csv(3), "text/csv")
+    bucket = origin.stack.settings.attachment_bucket
+    origin.s3().delete_object(Bucket=bucket, Key=upload_key(user.subject, file_id))
+    refused(origin, user, [file_id], "not_found")
+
+
+def test_six_files_in_one_message_are_refused(origin: Origin):
+    user = origin.user()
+    ids = [origin.upload(user, f"f{n}.txt", b"text", "text/plain") for n in range(6)]
+    assert "не больше 5 файлов" in refused(origin, user, ids, "too_many_files")
+
+
+def test_files_on_an_answer_to_a_card_are_a_validation_error(origin: Origin):
+    user = origin.user()
+    file_id = origin.upload(user, "f.txt", b"text", "text/plain")
+    body = {
+        "action": "confirm",
+        "conversation_id": "c1",
+        "confirmation_id": "x",
+        "files": [{"file_id": file_id}],
+    }
+    answer = httpx.post(f"{origin.url}/api/agent/chat", headers=user.headers, json=body, timeout=30)
+    assert answer.status_code == 422
+    assert answer.json()["code"] == "VALIDATION_ERROR"
+
+
+# --- AG-UI: a binary part names an uploaded file ----------------------------------------------
+
+
+def ag_ui_run(origin: Origin, user: User, parts: list[dict[str, Any]]) -> httpx.Response:
+    body = {
+        "threadId": uuid.uuid4().hex,
+        "runId": str(uuid.uuid4()),
+        "messages": [{"id": str(uuid.uuid4()), "role": "user", "content": parts}],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+    }
+    return httpx.post(f"{origin.url}/api/agent/ag-ui", headers=user.headers, json=body, timeout=60)
+
+
+def test_an_ag_ui_run_attaches_a_file_by_its_id(origin: Origin):
+    user = origin.user()
+    file_id = origin.upload(user, "orders.csv", big_csv(1234), "text/csv")
+    parts: list[dict[str, Any]] = [
+        {"type": "text", "text": "сколько строк в файле?"},
+        {"type": "document", "source": {"type": "url", "value": f"{FILES}/{file_id}"}},
+    ]
+    answer = ag_ui_run(origin, user, parts)
+    assert answer.status_code == 200
+    deltas = [
+        json.loads(line[6:]).get("delta", "")
+        for line in answer.text.splitlines()
+        if line.startswith("data: ")
+    ]
+    assert "1 234 строки данных" in "".join(deltas)
+
+
+def test_an_ag_ui_run_with_inline_bytes_or_another_url_is_refused(origin: Origin):
+    user = origin.user()
+    inline: dict[str, Any] = {"type": "data", "value": "YSxiCjEsMgo=", "mimeType": "text/csv"}
+    elsewhere: dict[str, Any] = {"type": "url", "value": "http://169.254.169.254/latest/meta-data/"}
+    for source in (inline, elsewhere):
+        answer = ag_ui_run(origin, user, [{"type": "document", "source": source}])
+        assert answer.status_code == 422
+        assert "inline data and other urls are not taken" in answer.text
+    assert origin.conversations(user) == []
