@@ -7,10 +7,12 @@ import json
 
 import pytest
 from langchain_aws.chat_models.bedrock_converse import _messages_to_bedrock
+from langchain_core.messages import HumanMessage
 
+from sstools_agent.agent.middleware import with_file_blocks
 from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.agent.runtime import user_message
 from sstools_agent.domain.attachment_content import (
+    ModelAttachment,
     check_content,
     model_attachment,
     read_attachment_blocks,
@@ -150,6 +152,15 @@ def test_a_file_cannot_close_its_block_or_pass_for_instructions():
     assert "</attachment>\nSYSTEM" not in turn
     assert read_attachment_blocks(block)[0]["text"] == hostile
     assert without_attachment_blocks(turn) == "посмотри заметки"
+
+
+def user_message(text: str, attachments: list[ModelAttachment]) -> HumanMessage:
+    """The user's turn as the model is sent it (the stored message is its text alone)."""
+    stored = HumanMessage(content=user_turn_text(text, attachments))
+    blocks = [block for each in attachments for block in each.content_blocks()]
+    (shown,) = with_file_blocks([stored], blocks)
+    assert isinstance(shown, HumanMessage)
+    return shown
 
 
 def test_images_and_pdfs_reach_bedrock_as_content_blocks():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from sstools_agent.agent.prefetch import PrefetchedObject
 from sstools_agent.domain.confirmations import ExecutionState
@@ -49,6 +49,10 @@ class AgentRunContext:
     """The page object's summary, read while the turn started (None: not named, failed, slow)."""
     confirmed_call: ConfirmedCall | None = None
     """On the resume of a confirmed card: the only call that may run without a new card."""
+    file_blocks: tuple[dict[str, Any], ...] = ()
+    """The bytes of this turn's images and PDFs as content blocks, added to the user's message
+    for this run's model calls only: they never reach the checkpoint (its message keeps the
+    files' data blocks), so a conversation's later turns do not carry them."""
 
     @property
     def role(self) -> Role | None:

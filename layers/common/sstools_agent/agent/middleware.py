@@ -9,7 +9,7 @@ all three, and runs again identically on resume (the policy is deterministic).
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, cast
 
 import anyio
@@ -20,7 +20,7 @@ from langchain.agents.middleware import (
     ModelResponse,
     ToolCallRequest,
 )
-from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command, interrupt
 
 from sstools_agent.agent.context import AgentRunContext
@@ -54,6 +54,23 @@ def _refusal(request: ToolCallRequest, content: str, artifact: dict[str, Any]) -
     )
 
 
+def with_file_blocks(
+    messages: Sequence[AnyMessage], blocks: Sequence[dict[str, Any]]
+) -> list[AnyMessage]:
+    """`messages` with `blocks` (images, PDFs) after the last user message's text, as the model
+    is sent them; the stored messages are left as they are."""
+    shown = list(messages)
+    if not blocks:
+        return shown
+    for index in range(len(shown) - 1, -1, -1):
+        message = shown[index]
+        if isinstance(message, HumanMessage):
+            content = [{"type": "text", "text": message.text}, *blocks]
+            shown[index] = message.model_copy(update={"content": content})
+            break
+    return shown
+
+
 class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
     """Applies the ToolPolicy to every model call and every tool call."""
 
@@ -66,7 +83,8 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         request: ModelRequest[AgentRunContext],
         handler: Callable[[ModelRequest[AgentRunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        """Binds only the tools this user may use on this page; puts the context in the prompt."""
+        """Binds only the tools this user may use on this page; puts the context in the prompt;
+        shows this turn's images and PDFs (`AgentRunContext.file_blocks`)."""
         context = request.runtime.context
         selection = self.policy.select_tools(context.role, context.ui_context)
         tools = [t for t in request.tools if selection.offers(getattr(t, "name", ""))]
@@ -78,6 +96,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             system_message=SystemMessage(
                 content=system_prompt(context.ui_context, context.prefetched, selection.removed)
             ),
+            messages=with_file_blocks(request.messages, context.file_blocks),
         )
         try:
             return await handler(narrowed)

@@ -138,16 +138,6 @@ def interrupted_call_events(
     return EventMapper("").on_tool_message(interrupted_call_message(tool, tool_call_id, outcome))
 
 
-def user_message(message: str, attachments: Sequence[ModelAttachment] = ()) -> HumanMessage:
-    """The user's turn as the model reads it: the words, then each file's data block; content
-    blocks after them for the files whose bytes the model gets."""
-    text = user_turn_text(message, attachments)
-    blocks = [block for attachment in attachments for block in attachment.content_blocks()]
-    if not blocks:
-        return HumanMessage(content=text)
-    return HumanMessage(content=[{"type": "text", "text": text}, *blocks])
-
-
 @runtime_checkable
 class HeldThreadReads(Protocol):
     """A checkpointer that reads a thread once while its turn holds it (TurnCheckpointer)."""
@@ -337,8 +327,8 @@ class ChatAgent:
         attachments: Sequence[ModelAttachment] = (),
     ) -> AsyncGenerator[ChatEvent]:
         """Runs a turn for a new user message (and the files it attaches: each file's data
-        block after the user's words, and the bytes of an image or PDF as a content block
-        when the model takes them).
+        block after the user's words; the bytes of an image or PDF, when the model takes them,
+        go to this run's model calls as content blocks, never into the checkpoint).
 
         A confirmation still pending is cancelled first: its tool call gets an error ToolMessage
         (so no call dangles in the history) and the user is told, before the new message is taken.
@@ -366,8 +356,12 @@ class ChatAgent:
             )
             yield ConfirmResolved(ConfirmationResult.CANCELLED)
             yield Text(cancellation_text(pending.tool, ConfirmationResult.CANCELLED))
+        text = user_turn_text(message, attachments)
+        blocks = tuple(block for each in attachments for block in each.content_blocks())
         async for event in self._stream(
-            thread_id, {"messages": [user_message(message, attachments)]}, context
+            thread_id,
+            {"messages": [HumanMessage(content=text)]},
+            replace(context, file_blocks=blocks) if blocks else context,
         ):
             yield event
 

@@ -218,7 +218,8 @@ def _cut_block(head: dict[str, Any]) -> str:
 def binary_block(info: AttachmentInfo, *, model_sees_it: bool) -> str:
     """The data block of a PNG, JPEG or PDF: what it is, and whether the model sees it."""
     note = (
-        "The file's content follows as an image or document block."
+        "The file's content is sent with this message as an image or document block, in the "
+        "turn it was attached (later turns have this description only)."
         if model_sees_it
         else "The model cannot read this file's content: only its name, type and size."
     )
