@@ -63,6 +63,10 @@ class ChatAttachments:
             )
         info = AttachmentInfo(file_id, name, content_type, len(data))
         self.limits.check_size(name, info.size)
+        # Up to a second of CPU for a 10 MB CSV: off the event loop, which streams other turns
+        return await asyncio.to_thread(self._read, info, data)
+
+    def _read(self, info: AttachmentInfo, data: bytes) -> ModelAttachment:
         text = check_content(info, data)
         return model_attachment(info, data, text, model_takes_files=self.model_takes_files)
 
