@@ -47,6 +47,12 @@ def big_csv(rows: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def post_form(grant: dict[str, Any], name: str, data: bytes) -> None:
+    form = grant["upload"]
+    posted = httpx.post(form["url"], data=form["fields"], files={"file": (name, data)}, timeout=30)
+    assert posted.status_code == 204, posted.text
+
+
 @dataclass
 class User:
     headers: dict[str, str]
@@ -76,12 +82,13 @@ class Origin:
         asked = self.ask_upload(user, name, content_type, declared_size or len(data))
         assert asked.status_code == 201, asked.text
         grant = asked.json()
-        form = grant["upload"]
-        posted = httpx.post(
-            form["url"], data=form["fields"], files={"file": (name, data)}, timeout=30
-        )
-        assert posted.status_code == 204, posted.text
+        post_form(grant, name, data)
         return str(grant["file_id"])
+
+    def grant(self, user: User, name: str, content_type: str, size: int) -> dict[str, Any]:
+        asked = self.ask_upload(user, name, content_type, size)
+        assert asked.status_code == 201, asked.text
+        return dict(asked.json())
 
     def chat(
         self, user: User, message: str, file_ids: list[str], **extra: Any
@@ -205,6 +212,25 @@ def test_a_message_of_files_only_gets_an_acknowledgement_and_a_title(origin: Ori
     assert "«report.pdf»" in answer
     (conversation,) = origin.conversations(user)
     assert conversation["title"] == "config.json fix.sql chart.png report.pdf"
+
+
+def test_a_file_attached_before_is_sent_again_as_it_was_checked(origin: Origin):
+    """A grant may be posted again until it expires (in AWS too): what a message kept does not
+    change, and the next message that attaches the file reads what was kept."""
+    user = origin.user()
+    first = big_csv(3)
+    grant = origin.grant(user, "orders.csv", "text/csv", 10_000)
+    post_form(grant, "orders.csv", first)
+    file_id = grant["file_id"]
+    status, _ = origin.chat(user, "сколько строк в файле?", [file_id])
+    assert status == 200
+
+    post_form(grant, "orders.csv", b"<html><script>alert(1)</script></html>")
+    status, events = origin.chat(user, "сколько строк в файле?", [file_id])
+    assert status == 200, events
+    assert "3 строки данных" in answer_of(events)
+    link = httpx.get(f"{origin.url}{FILES}/{file_id}/download", headers=user.headers).json()
+    assert httpx.get(link["url"], timeout=30).content == first
 
 
 # --- Refusals: nothing is written -------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Uploaded files in their private bucket (template.yaml `AttachmentBucket`, docs/attachments.md).
 
 The browser uploads with a presigned POST whose policy this adapter writes (the key, the type, the
-name's metadata and the length are fixed); the chat reads what a message attaches and moves it
-under `attachments/`; the owner downloads through a presigned GET that serves an attachment.
+name's metadata and the length are fixed); the chat reads what a message attaches and writes the
+bytes it checked under `attachments/` (never over an object there), then removes the upload; the
+owner downloads through a presigned GET that serves an attachment.
 boto3 is synchronous; every call runs in a worker thread so the event loop keeps streaming.
 """
 
@@ -96,13 +97,25 @@ class S3AttachmentStore:
 
         return await self._run(key, get)
 
-    async def keep(self, from_key: str, to_key: str) -> None:
-        def move() -> None:
-            source = {"Bucket": self.bucket, "Key": from_key}
-            self._s3.copy_object(Bucket=self.bucket, Key=to_key, CopySource=source)
-            self._s3.delete_object(Bucket=self.bucket, Key=from_key)
+    async def keep(self, key: str, data: bytes, content_type: str, name: str) -> None:
+        def put() -> None:
+            try:
+                self._s3.put_object(
+                    Bucket=self.bucket,
+                    Key=key,
+                    Body=data,
+                    ContentType=content_type,
+                    Metadata={NAME_META: quote(name, safe="")},
+                    IfNoneMatch="*",
+                )
+            except ClientError as error:
+                if error.response.get("Error", {}).get("Code") != "PreconditionFailed":
+                    raise  # else it is kept already, as it was checked then
 
-        await self._run(from_key, move)
+        await self._run(key, put)
+
+    async def remove(self, key: str) -> None:
+        await self._run(key, lambda: self._s3.delete_object(Bucket=self.bucket, Key=key))
 
     async def download_url(self, key: str, name: str, content_type: str, expires_s: int) -> str:
         disposition = f"attachment; filename*=UTF-8''{quote(name, safe='')}"

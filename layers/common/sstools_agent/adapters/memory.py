@@ -545,9 +545,13 @@ class MemoryAttachmentStore(FailureSwitches):
         kept = self.objects.get(key)
         return kept[0] if kept else None
 
-    async def keep(self, from_key: str, to_key: str) -> None:
+    async def keep(self, key: str, data: bytes, content_type: str, name: str) -> None:
         self._check("keep")
-        self.objects[to_key] = self.objects.pop(from_key)
+        self.objects.setdefault(key, (data, StoredFile(len(data), content_type, name)))
+
+    async def remove(self, key: str) -> None:
+        self._check("remove")
+        self.objects.pop(key, None)
 
     async def download_url(self, key: str, name: str, content_type: str, expires_s: int) -> str:
         self._check("download_url")

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from sstools_agent.agent.offline_answers import say
+from sstools_agent.domain.attachments import BINARY_TYPES
 
 ROWS_QUESTION: Final = re.compile(
     r"сколько\s+(?:\w+\s+)?строк|числ\w*\s+строк|количеств\w*\s+строк|how\s+many\s+(?:\w+\s+)?rows"
@@ -113,6 +114,12 @@ def _sql_answer(name: str, file: Mapping[str, Any], ru: bool) -> str:
 
 def _other_answer(name: str, file: Mapping[str, Any], ru: bool) -> str:
     kind = str(file.get("content_type") or "")
+    if kind not in BINARY_TYPES and "lines" not in file:  # its summary did not fit
+        return say(
+            ru,
+            f"Получил файл «{name}» ({kind}), но он слишком велик, чтобы прочитать его здесь.",
+            f"Got “{name}” ({kind}), but it is too large to read here.",
+        )
     if "lines" in file:
         lines = int(file.get("lines") or 0)
         return say(

@@ -167,7 +167,7 @@ def _refuse(field: str, message: str) -> None:
     raise RequestValidationError([{"loc": ("body", field), "msg": message, "type": "value_error"}])
 
 
-FILE_URL: Final = re.compile(r"^/api/assistant/files/(?P<file_id>[0-9a-f]{32})$")
+FILE_URL: Final = re.compile(r"/api/assistant/files/(?P<file_id>[0-9a-f]{32})")
 """A part's url source that names a file uploaded through `POST /api/assistant/files`."""
 
 
@@ -188,7 +188,7 @@ def _new_message(run: RunAgentInput) -> tuple[str, list[str]]:
         kind = getattr(part, "type", None)
         source = getattr(part, "source", None)
         by_url = getattr(source, "type", None) == "url"
-        named = FILE_URL.match(str(getattr(source, "value", ""))) if by_url else None
+        named = FILE_URL.fullmatch(str(getattr(source, "value", ""))) if by_url else None
         if kind == "text":
             texts.append(str(getattr(part, "text", "")))
         elif kind in ("image", "document") and named:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.chat.attachments import CheckedFile
 from sstools_agent.chat.request import ChatRequestBody
 from sstools_agent.chat.turns import CHAT_THREADS, ChatTurns, PreparedTurn, ThreadRules
-from sstools_agent.domain.attachment_content import ModelAttachment
 from sstools_agent.domain.attachments import AttachmentRejected
 from sstools_agent.domain.audit import AuditKind, AuditRecord, audited_ui_context
 from sstools_agent.domain.chat_events import ChatEvent
@@ -103,9 +103,7 @@ class ChatService:
         )
         return OpenedTurn(turn, AgentRunContext(principal, ui_context, service_token, request_id))
 
-    async def _attachments(
-        self, principal: Principal, body: ChatRequestBody
-    ) -> list[ModelAttachment]:
+    async def _attachments(self, principal: Principal, body: ChatRequestBody) -> list[CheckedFile]:
         """The message's files, checked; a refusal is audited (and nothing is written)."""
         if not body.files:
             return []

@@ -23,9 +23,8 @@ import anyio
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import cancellation_text
 from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrupted_call_events
-from sstools_agent.chat.attachments import ChatAttachments
+from sstools_agent.chat.attachments import ChatAttachments, CheckedFile
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
-from sstools_agent.domain.attachment_content import ModelAttachment
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import (
     ChatEvent,
@@ -196,8 +195,8 @@ class PreparedTurn:
     """Tool call ids whose audit records the confirmation journal writes (not the events)."""
     stopped: bool = False
     """The run was stopped by a cancel request (set when the stream ends)."""
-    attachments: list[ModelAttachment] = field(default_factory=list)
-    """The message's files, checked, as the model gets them."""
+    attachments: list[CheckedFile] = field(default_factory=list)
+    """The message's files, checked."""
 
 
 @dataclass
@@ -218,12 +217,13 @@ class _UserMessage:
 
     @classmethod
     def of(
-        cls, turn: PreparedTurn, store: ConversationStore, seq: int, files: ChatAttachments
+        cls, turn: PreparedTurn, store: ConversationStore, seq: int, keeper: ChatAttachments
     ) -> _UserMessage:
         conversation = turn.conversation
         if turn.message is None or turn.result is not None:  # an answer to a card has none
             return cls(store, conversation.conversation_id, None)
-        infos = [attachment.info for attachment in turn.attachments]
+        files = turn.attachments
+        infos = [file.info for file in files]
         message = StoredMessage(
             uuid.uuid4().hex,
             MessageRole.USER,
@@ -238,7 +238,7 @@ class _UserMessage:
             owner = conversation.owner
 
             async def keep() -> None:
-                await files.keep(owner, infos)
+                await keeper.keep(owner, files)
 
         return cls(store, conversation.conversation_id, message, keep)
 
@@ -473,7 +473,7 @@ class ChatTurns:
         role: Role | None = None,
         edited_args: dict[str, Any] | None = None,
         rules: ThreadRules = CHAT_THREADS,
-        attachments: list[ModelAttachment] | None = None,
+        attachments: list[CheckedFile] | None = None,
     ) -> PreparedTurn:
         """Every check that decides the HTTP status, and the lock. Writes nothing on refusal.
         `attachments`, a new message's files, were checked before."""
@@ -565,7 +565,7 @@ class ChatTurns:
         ui_context: dict[str, Any] | None,
         run_id: str,
         message: str | None,
-        attachments: list[ModelAttachment],
+        attachments: list[CheckedFile],
     ) -> PreparedTurn:
         at = now_iso()
         fresh = Conversation(conversation_id, owner, title, at, at, ui_context=ui_context)
@@ -779,7 +779,8 @@ class ChatTurns:
             context = replace(context, routing=routing)
             self._record_routing(turn, routing, context)
             yield ToolsRouted(routing.to_record())
-        async for event in agent.send(conversation_id, message, context, turn.attachments):
+        files = [file.model for file in turn.attachments]
+        async for event in agent.send(conversation_id, message, context, files):
             yield await self._held(turn, event)
 
     async def _settle_confirmation(

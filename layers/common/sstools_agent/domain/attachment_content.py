@@ -51,10 +51,19 @@ _BLOCK: Final = re.compile(
     + re.escape(ATTACHMENT_CLOSE),
     re.DOTALL,
 )
-_MARKUP_START: Final = re.compile(
-    rb"^\s*<(?:!doctype\s+html|html|head|body|script|svg|\?xml)\b", re.I
+_MARKUP: Final = re.compile(
+    r"<(?:!doctype\s+html|html|head|body|script|svg|iframe|object|embed|\?xml)\b", re.I
 )
+"""A page, not text: looked for anywhere in a file's first `MARKUP_WINDOW` characters."""
+MARKUP_WINDOW: Final = 4096
 CSV_CELL_CHARS: Final = 120
+CSV_MAX_COLUMNS: Final = 100
+"""Columns named in the block at most (the count is always given)."""
+CSV_FIELD_LIMIT: Final = 10 * 1024 * 1024
+"""A CSV cell may be as long as a file (the csv module's default, 128 KB, would refuse it)."""
+csv.field_size_limit(CSV_FIELD_LIMIT)  # process-wide, set once: threads read files side by side
+SQL_CLASSIFIED_CHARS: Final = 20_000
+"""The SQL classifier reads at most this much of a file (its cost grows fast with length)."""
 _FIRST_ROWS: Final = (20, 10, 5, 3, 1, 0)
 _FIT_ATTEMPTS: Final = 6
 
@@ -79,17 +88,17 @@ def check_content(info: AttachmentInfo, data: bytes) -> str | None:
         raise _mismatch(info, f"по сигнатуре это {sniffed}")
     if b"\x00" in data:
         raise _mismatch(info, "в тексте есть двоичные данные")
-    if _MARKUP_START.match(data[:512]):
-        raise _mismatch(info, "это HTML или другая разметка страницы")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise _mismatch(info, "текст не в кодировке UTF-8") from None
+    if _MARKUP.search(text[:MARKUP_WINDOW]):
+        raise _mismatch(info, "это HTML, SVG или другая разметка страницы")
     if info.content_type == "application/json":
         try:
             json.loads(text)
-        except ValueError:
-            raise _mismatch(info, "это не JSON") from None
+        except (ValueError, RecursionError):
+            raise _mismatch(info, "это не JSON (или он вложен слишком глубоко)") from None
     return text
 
 
@@ -130,29 +139,47 @@ def _header(info: AttachmentInfo) -> dict[str, Any]:
     return {"file": info.name, "content_type": info.content_type, "size_bytes": info.size}
 
 
-def csv_rows(text: str) -> list[list[str]]:
-    """The CSV's rows (a `;` or tab separator is found by sniffing), empty rows left out."""
-    sample = text[:8192]
-    try:
-        dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t|")
-    except csv.Error:
-        dialect = csv.excel
-    return [
-        row for row in csv.reader(io.StringIO(text), dialect) if any(cell.strip() for cell in row)
-    ]
+@dataclass(frozen=True, slots=True)
+class CsvFacts:
+    """What one pass over a CSV keeps: its header, its first rows, and how many rows it has."""
 
+    header: list[str]
+    first_rows: list[list[str]]
+    row_count: int
 
-def _csv_summary(text: str, rows_shown: int) -> dict[str, Any]:
-    rows = csv_rows(text)
-    header, data = (rows[0], rows[1:]) if rows else ([], [])
-    return {
-        "columns": [cut_text(cell, CSV_CELL_CHARS) for cell in header],
-        "row_count": len(data),
-        "row_count_note": "data rows, the header row not counted",
-        "first_rows": [
-            [cut_text(cell, CSV_CELL_CHARS) for cell in row] for row in data[:rows_shown]
-        ],
-    }
+    @classmethod
+    def read(cls, info: AttachmentInfo, text: str, keep: int = _FIRST_ROWS[0]) -> CsvFacts:
+        """One streaming pass (a `;`, tab or `|` separator found by sniffing), empty rows left
+        out, cells cut; AttachmentRejected when the text is no CSV the csv module reads."""
+        try:
+            dialect: Any = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
+        except csv.Error:
+            dialect = csv.excel
+        header: list[str] | None = None
+        first: list[list[str]] = []
+        count = 0
+        try:
+            for row in csv.reader(io.StringIO(text), dialect):
+                if not any(cell.strip() for cell in row):
+                    continue
+                if header is None:
+                    header = [cut_text(cell, CSV_CELL_CHARS) for cell in row]
+                    continue
+                count += 1
+                if len(first) < keep:
+                    first.append([cut_text(cell, CSV_CELL_CHARS) for cell in row[:CSV_MAX_COLUMNS]])
+        except csv.Error as error:
+            raise _mismatch(info, f"это не читается как CSV ({error})") from None
+        return cls(header or [], first, count)
+
+    def summary(self, rows_shown: int) -> dict[str, Any]:
+        return {
+            "columns": self.header[:CSV_MAX_COLUMNS],
+            "column_count": len(self.header),
+            "row_count": self.row_count,
+            "row_count_note": "data rows, the header row not counted",
+            "first_rows": self.first_rows[:rows_shown],
+        }
 
 
 def _json_facts(value: Any) -> dict[str, Any]:
@@ -164,13 +191,16 @@ def _json_facts(value: Any) -> dict[str, Any]:
 
 
 def _sql_facts(text: str) -> dict[str, Any]:
-    verdict = classify_sql(text)
+    shown = text[:SQL_CLASSIFIED_CHARS]
+    verdict = classify_sql(shown)
     return {
         "classification": {
             "operation": str(verdict.operation),
-            "statements": list(verdict.statement_kinds),
+            "statements": list(verdict.statement_kinds[:20]),
+            "statement_count": verdict.statement_count,
             "destructive": verdict.destructive,
-            "detail": verdict.detail,
+            "detail": cut_text(verdict.detail, 300),
+            "classified_chars": len(shown),
         },
         "note": "Not executed. SQL from a file runs only if the user asks, through a tool, "
         "with its guardrails and confirmation.",
@@ -178,11 +208,13 @@ def _sql_facts(text: str) -> dict[str, Any]:
 
 
 def text_block(info: AttachmentInfo, text: str, budget: int = DEFAULT_BUDGET_CHARS) -> str:
-    """The data block of a text-like file, at most `budget` characters."""
+    """The data block of a text-like file, at most `budget` characters; AttachmentRejected for
+    a CSV the csv module cannot read."""
     head = _header(info)
     if info.content_type == "text/csv":
+        facts_of_csv = CsvFacts.read(info, text)
         for shown in _FIRST_ROWS:
-            block = _block(head | {"csv": _csv_summary(text, shown)})
+            block = _block(head | {"csv": facts_of_csv.summary(shown)})
             if len(block) <= budget or shown == 0:
                 return block if len(block) <= budget else _cut_block(head)
     facts: dict[str, Any] = {}
@@ -255,5 +287,9 @@ def without_attachment_blocks(text: str) -> str:
 
 
 def user_turn_text(message: str, attachments: Sequence[ModelAttachment]) -> str:
-    """The user's words, then each file's block."""
-    return "\n\n".join([message, *(attachment.block for attachment in attachments)])
+    """The user's words, then each file's block. Words that write a block's delimiters are
+    escaped: typed text never passes for an attached file."""
+    words = message.replace(ATTACHMENT_OPEN, "\\u003cattachment>").replace(
+        ATTACHMENT_CLOSE, "\\u003c/attachment>"
+    )
+    return "\n\n".join([words, *(attachment.block for attachment in attachments)])

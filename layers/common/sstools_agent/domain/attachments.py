@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import quote
 
 DEFAULT_MAX_BYTES: Final = 10 * 1024 * 1024
 DEFAULT_MAX_FILES: Final = 5
@@ -34,7 +36,12 @@ TYPE_ALIASES: Final = {"text/x-sql": "application/sql", "application/x-sql": "ap
 NAME_META: Final = "name"
 """The object metadata key that holds the file's name (percent-encoded: S3 metadata is ASCII)."""
 
-_UNSAFE_NAME: Final = re.compile(r"[\x00-\x1f\x7f/\\]")
+MAX_NAME_META_BYTES: Final = 1024
+"""The name as percent-encoded metadata at most (S3 allows 2 KB of user metadata in all)."""
+_UNSAFE_NAME: Final = re.compile(r"[/\\]")
+_INVISIBLE: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
+"""Controls, format characters (a right-to-left override) and line breaks: never in a name."""
+TEXT_CHARSETS: Final = frozenset({"utf-8", "utf8", "us-ascii"})
 
 
 class AttachmentRejected(ValueError):
@@ -85,8 +92,15 @@ def megabytes(size: int) -> str:
 
 def allowed_type(name: str, declared: str) -> str:
     """The declared type as kept (an alias resolved); AttachmentRejected when not allowed."""
-    kind = declared.split(";", 1)[0].strip().lower()
+    kind, _, parameters = declared.partition(";")
+    kind = kind.strip().lower()
     kind = TYPE_ALIASES.get(kind, kind)
+    charset = re.search(r"charset\s*=\s*\"?([\w-]+)", parameters, re.IGNORECASE)
+    if charset and charset.group(1).lower() not in TEXT_CHARSETS:
+        raise AttachmentRejected(
+            f"Файл «{name}» в кодировке {charset.group(1)}: можно приложить только UTF-8.",
+            reason="type_not_allowed",
+        )
     if kind not in ALLOWED_TYPES:
         raise AttachmentRejected(
             f"Файлы типа «{declared or 'неизвестный'}» нельзя приложить («{name}»). Можно: "
@@ -98,10 +112,14 @@ def allowed_type(name: str, declared: str) -> str:
 
 def checked_name(name: str) -> str:
     """A file name as shown and kept: one line, no path; AttachmentRejected when unusable."""
-    cleaned = _UNSAFE_NAME.sub("_", name).strip()
+    visible = "".join(
+        " " if unicodedata.category(ch) in _INVISIBLE else ch
+        for ch in unicodedata.normalize("NFC", name)
+    )
+    cleaned = " ".join(_UNSAFE_NAME.sub("_", visible).split())
     if not cleaned:
         raise AttachmentRejected("У файла нет имени.", reason="no_name")
-    if len(cleaned) > MAX_NAME_CHARS:
+    if len(cleaned) > MAX_NAME_CHARS or len(quote(cleaned, safe="")) > MAX_NAME_META_BYTES:
         raise AttachmentRejected(
             f"Имя файла длиннее {MAX_NAME_CHARS} символов.", reason="name_too_long"
         )

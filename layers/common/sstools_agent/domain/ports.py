@@ -231,8 +231,13 @@ class AttachmentStore(Protocol):
         """The object's bytes, or None when there is none."""
         ...
 
-    async def keep(self, from_key: str, to_key: str) -> None:
-        """Moves an object (a server-side copy, then the original removed)."""
+    async def keep(self, key: str, data: bytes, content_type: str, name: str) -> None:
+        """Writes `data` under `key` unless an object is there already (never replacing one:
+        what is kept is exactly what was checked)."""
+        ...
+
+    async def remove(self, key: str) -> None:
+        """Removes the object (nothing when there is none)."""
         ...
 
     async def download_url(self, key: str, name: str, content_type: str, expires_s: int) -> str:

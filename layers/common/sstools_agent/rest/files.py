@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Final
 
 from sstools_agent.domain.attachments import (
     DOWNLOAD_EXPIRES_S,
@@ -19,6 +20,8 @@ from sstools_agent.domain.attachments import (
 )
 from sstools_agent.domain.conversations import iso_time
 from sstools_agent.domain.ports import AttachmentStore
+
+UNCHECKED: Final = "application/octet-stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +64,17 @@ class FilesApi:
     async def download(self, owner: str, file_id: str) -> DownloadLink:
         """A short-lived link that serves the owner's file as an attachment; AttachmentNotFound
         for a file that is not the owner's or is gone."""
-        for key in (attached_key(owner, file_id), upload_key(owner, file_id)):
+        # A kept file was checked and is served as its type; an upload no message took yet is
+        # not checked, so it is served as bytes
+        places = ((attached_key(owner, file_id), None), (upload_key(owner, file_id), UNCHECKED))
+        for key, served_as in places:
             stored = await self.store.stat(key)
             if stored is not None:
                 url = await self.store.download_url(
-                    key, stored.name or file_id, stored.content_type, DOWNLOAD_EXPIRES_S
+                    key,
+                    stored.name or file_id,
+                    served_as or stored.content_type,
+                    DOWNLOAD_EXPIRES_S,
                 )
                 return DownloadLink(url, iso_time(time.time() + DOWNLOAD_EXPIRES_S))
         raise AttachmentNotFound(file_id)

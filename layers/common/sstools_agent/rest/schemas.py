@@ -117,7 +117,8 @@ class UploadBody(BaseModel):
 
     name: str = Field(min_length=1, max_length=1000)
     content_type: str = Field(max_length=200)
-    size: int = Field(ge=0)
+    size: int = Field(ge=0, strict=True)
+    """Bytes, a JSON integer (not `"10"`, `10.0` or `true`)."""
     conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID_PATTERN)
     """The conversation the file is for, if the page has one (informational)."""
 
