@@ -81,8 +81,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two worker processes by default (a file's tests stay in one worker, with its module fixtures);
+# each worker starts its own moto, sample upstream and servers. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 unit: $(STAMP) $(SAM_STAMP) web chromium ag-ui-client llvm-strip
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 ## docs: regenerate docs/tools.md (the tool reference) from the tool catalog
 docs: $(STAMP)

@@ -35,7 +35,7 @@ from packaging.utils import canonicalize_name
 from layer_build import LAYERS, NEVER_IMPORTED
 from local.aws_resources import LocalResources
 from local.sam_template import load_template
-from tests.support.aws import aws_stack
+from tests.support.aws import aws_subprocess_stack
 
 pytestmark = pytest.mark.slow
 
@@ -163,7 +163,10 @@ class Aws:
 
 @pytest.fixture(scope="module")
 def aws() -> Iterator[Aws]:
-    with aws_stack() as (endpoint, resources):
+    # moto in its own process: an in-process one shares moto's global state with any other of
+    # this process (the integration tests' session stack, when the suite runs in workers), and
+    # its reset at the end would empty theirs
+    with aws_subprocess_stack() as (endpoint, resources):
         yield Aws(endpoint, resources)
 
 
