@@ -9,6 +9,12 @@ from pathlib import Path
 
 from local.page import LOCAL_BUILD
 from sstools_agent.chat.request import MAX_MESSAGE_CHARS
+from sstools_agent.domain.attachments import (
+    ALLOWED_TYPES,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_FILES,
+    MAX_NAME_CHARS,
+)
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 from tests.support.browser import TOKEN_KEY
 
@@ -32,3 +38,16 @@ def test_the_page_reads_conversation_ids_as_the_backend_writes_them():
 
 def test_the_browser_tests_sign_in_where_the_page_looks_for_the_token():
     assert _constant("lib/auth.ts", "TOKEN_STORAGE_KEY") == json.dumps(TOKEN_KEY)
+
+
+def test_the_page_knows_the_default_attachment_limits_and_types():
+    def number(name: str) -> int:
+        return int(_constant("ui/limits.ts", name).replace("_", ""))
+
+    assert number("MAX_ATTACHMENT_BYTES") == DEFAULT_MAX_BYTES
+    assert number("MAX_ATTACHMENT_FILES") == DEFAULT_MAX_FILES
+    assert number("MAX_ATTACHMENT_NAME_CHARS") == MAX_NAME_CHARS
+    declared = (WEB / "ui/limits.ts").read_text(encoding="utf-8")
+    listed = re.search(r"ATTACHMENT_TYPES: readonly string\[\] = \[(.*?)\];", declared, re.DOTALL)
+    assert listed, "ATTACHMENT_TYPES is not declared in web/src/ui/limits.ts"
+    assert set(json.loads(f"[{listed.group(1).rstrip().rstrip(',')}]")) == ALLOWED_TYPES

@@ -23,10 +23,37 @@ const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 
 const chatBodies: Record<string, unknown>[] = [];
+const uploadBodies: Record<string, unknown>[] = [];
+const bucketForms: FormData[] = [];
+
+/** The bucket: takes every presigned POST with S3's 204, a moment later. */
+class BucketXhr {
+  status = 0;
+  responseText = "";
+  withCredentials = false;
+  upload: { onprogress: ((event: ProgressEvent) => void) | null } = { onprogress: null };
+  onload: (() => void) | null = null;
+  onerror: (() => void) | null = null;
+  onabort: (() => void) | null = null;
+  open() {}
+  abort() {
+    this.onabort?.();
+  }
+  send(form: FormData) {
+    bucketForms.push(form);
+    setTimeout(() => {
+      this.status = 204;
+      this.onload?.();
+    }, 0);
+  }
+}
 let chatResponses: Array<() => Response> = [];
 
 beforeEach(() => {
   chatBodies.length = 0;
+  uploadBodies.length = 0;
+  bucketForms.length = 0;
+  vi.stubGlobal("XMLHttpRequest", BucketXhr);
   localStorage.setItem("ss-tools.auth.token", "jwt");
   window.history.replaceState(
     null,
@@ -47,6 +74,15 @@ beforeEach(() => {
         });
       if (url.startsWith("/api/assistant/conversations"))
         return json(200, { items: [], next_cursor: null });
+      if (url === "/api/assistant/files") {
+        uploadBodies.push(JSON.parse(String(init.body)));
+        return json(201, {
+          file_id: `f${uploadBodies.length}`,
+          upload: { url: "https://bucket.example/", fields: { key: "k", policy: "p" } },
+          expires_at: "2026-12-02T14:05:00.000Z",
+          max_bytes: 10485760,
+        });
+      }
       if (url.startsWith("/api/agent/conversations/"))
         return json(200, { active: false, pending_confirmation_id: null });
       if (url === "/api/agent/chat") {
@@ -134,7 +170,7 @@ describe("App", () => {
     await fireEvent.keyDown(composer, { key: "Enter" });
 
     await waitFor(() => expect(screen.getByTestId("confirm-card")).toBeTruthy());
-    expect(screen.getByTestId("message-user").textContent).toBe("обнови дашборд");
+    expect(screen.getByTestId("message-user").textContent?.trim()).toBe("обнови дашборд");
     const assistant = screen.getByTestId("message-assistant");
     expect(assistant.textContent).toContain("Готовлю <script>x</script>");
     expect(assistant.querySelector("script")).toBeNull();
@@ -172,6 +208,50 @@ describe("App", () => {
       "Разговор отвечает в другой вкладке",
     );
     expect(screen.queryByTestId("error-retry")).toBeNull();
+  });
+
+  it("uploads an attached file, keeps it through a refused send, and sends it by id", async () => {
+    chatResponses = [
+      () => json(422, { code: "INVALID_ATTACHMENT", detail: "Файл «orders.csv» не найден." }),
+      () =>
+        stream([
+          sse("c1:2", { type: "stream_token", token: "3 строки." }),
+          sse("c1:3", { type: "stream_end", conversation_id: "c1" }),
+        ]),
+    ];
+    render(App);
+    await waitFor(() => expect(window.__agentPage?.ready).toBe(true));
+    const input = screen.getByTestId("attach-input") as HTMLInputElement;
+    const file = new File(["a,b\n1,2\n"], "orders.csv", { type: "" });
+    Object.defineProperty(input, "files", { value: [file], configurable: true });
+    await fireEvent.change(input);
+    await waitFor(() => expect(screen.getByTestId("attachment-chip").dataset.state).toBe("done"));
+    expect(uploadBodies).toEqual([
+      { name: "orders.csv", content_type: "text/csv", size: 8, conversation_id: null },
+    ]);
+    expect([...bucketForms[0].keys()]).toEqual(["key", "policy", "file"]);
+
+    // A refusal before the stream: its detail shows, the text and the file stay in the composer
+    const composer = screen.getByTestId("composer") as HTMLTextAreaElement;
+    await fireEvent.input(composer, { target: { value: "сколько строк?" } });
+    await fireEvent.click(screen.getByTestId("send"));
+    await waitFor(() =>
+      expect(screen.getByTestId("error-card").dataset.code).toBe("INVALID_ATTACHMENT"),
+    );
+    expect(screen.getByTestId("error-card").textContent).toContain("Файл «orders.csv» не найден.");
+    expect(chatBodies[0].files).toEqual([{ file_id: "f1" }]);
+    expect(composer.value).toBe("сколько строк?");
+    expect(screen.getAllByTestId("attachment-chip")).toHaveLength(1);
+    expect(screen.queryByTestId("message-user")).toBeNull();
+
+    // Sent again and accepted: the message shows its file, the composer is empty
+    await fireEvent.click(screen.getByTestId("send"));
+    await waitFor(() =>
+      expect(screen.getByTestId("message-assistant").textContent).toContain("3 строки."),
+    );
+    expect(chatBodies[1].files).toEqual([{ file_id: "f1" }]);
+    expect(screen.getByTestId("message-attachment").textContent).toContain("orders.csv");
+    expect(screen.queryByTestId("attachment-chip")).toBeNull();
   });
 
   it("offers «Повторить» for LLM_UNAVAILABLE", async () => {

@@ -18,9 +18,14 @@ import type { UIContext } from "./uiContext";
 
 export type ChatAction = null | "confirm" | "deny" | "edit" | "resume";
 
+/** A file uploaded through `POST /api/assistant/files`, sent with a message by its id. */
+export interface FileRef {
+  file_id: string;
+}
+
 export interface SubmitInput {
   text: string;
-  files?: unknown[];
+  files?: FileRef[];
 }
 
 export interface SubmitExtra {

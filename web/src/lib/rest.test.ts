@@ -31,3 +31,40 @@ describe("RestClient.request", () => {
     expect(fetchImpl).not.toHaveBeenCalled();
   });
 });
+
+describe("RestClient files", () => {
+  it("asks for an upload and a download link on the files routes", async () => {
+    const fetchImpl = vi.fn(async () => new Response("{}", { status: 200 }));
+    const rest = restClient("", {
+      getToken: () => "jwt",
+      fetch: fetchImpl as unknown as typeof fetch,
+    });
+    await rest.requestUpload("orders.csv", "text/csv", 1834, "c1");
+    expect(fetchImpl).toHaveBeenLastCalledWith(
+      "/api/assistant/files",
+      expect.objectContaining({
+        method: "POST",
+        body: JSON.stringify({
+          name: "orders.csv",
+          content_type: "text/csv",
+          size: 1834,
+          conversation_id: "c1",
+        }),
+      }),
+    );
+    await rest.downloadLink("9f0c");
+    expect(fetchImpl).toHaveBeenLastCalledWith(
+      "/api/assistant/files/9f0c/download",
+      expect.objectContaining({ method: "GET" }),
+    );
+  });
+
+  it("hands a refusal's {code, detail} on", async () => {
+    const body = { code: "INVALID_ATTACHMENT", detail: "Файл «a.exe» нельзя приложить." };
+    const rest = restClient("", {
+      getToken: () => "jwt",
+      fetch: (async () => new Response(JSON.stringify(body), { status: 422 })) as typeof fetch,
+    });
+    await expect(rest.requestUpload("a.exe", "", 10)).rejects.toMatchObject(body);
+  });
+});

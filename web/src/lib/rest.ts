@@ -55,6 +55,8 @@ export interface HistoryMessage {
   confirmations?: HistoryConfirmation[] | null;
   ui_context?: UIContext | null;
   status?: string | null;
+  /** A user message's files (download: `downloadLink`). */
+  attachments?: AttachmentInfo[] | null;
 }
 
 export interface HistoryPage extends Page<HistoryMessage> {
@@ -68,6 +70,35 @@ export interface ActiveState {
   since: string | null;
   lease_until: string | null;
   pending_confirmation_id: string | null;
+}
+
+/** A file a message carries, as the history records it. */
+export interface AttachmentInfo {
+  file_id: string;
+  name: string;
+  content_type: string;
+  size: number;
+}
+
+/** A presigned S3 POST: every field, in this order, then the file as the last field. */
+export interface PresignedPost {
+  url: string;
+  fields: Record<string, string>;
+}
+
+/** `POST /api/assistant/files`: the file's id and where its bytes go. */
+export interface UploadGrant {
+  file_id: string;
+  upload: PresignedPost;
+  /** The upload must start before this. */
+  expires_at: string;
+  max_bytes: number;
+}
+
+/** `GET /api/assistant/files/{file_id}/download`: a short-lived link that serves the file. */
+export interface DownloadLink {
+  url: string;
+  expires_at: string;
 }
 
 export interface EnvironmentItem {
@@ -175,6 +206,27 @@ export class RestClient {
 
   environments(): Promise<{ items: EnvironmentItem[] }> {
     return this.request("GET", "/api/assistant/environments");
+  }
+
+  /** A file id and a presigned POST for a file's bytes (the browser uploads them itself:
+   * `uploadFile` in `uploads.ts`); 422 INVALID_ATTACHMENT for a type, size or name refused. */
+  requestUpload(
+    name: string,
+    contentType: string,
+    size: number,
+    conversationId: string | null = null,
+  ): Promise<UploadGrant> {
+    return this.request("POST", "/api/assistant/files", {
+      name,
+      content_type: contentType,
+      size,
+      conversation_id: conversationId,
+    });
+  }
+
+  /** A link (valid for minutes) that serves the caller's file as an attachment; 404 otherwise. */
+  downloadLink(fileId: string): Promise<DownloadLink> {
+    return this.request("GET", `/api/assistant/files/${encodeURIComponent(fileId)}/download`);
   }
 
   toolOutput(conversationId: string, toolCallId: string): Promise<unknown> {

@@ -13,7 +13,7 @@ import {
   type ChatMessage,
   type GuardrailDecision,
 } from "../lib/events";
-import type { HistoryConfirmation, HistoryMessage } from "../lib/rest";
+import type { AttachmentInfo, HistoryConfirmation, HistoryMessage } from "../lib/rest";
 import { serverNow } from "./clock";
 
 /** `waiting`: its card waits for the user; `not_run`: the card was not confirmed, so the call
@@ -25,6 +25,8 @@ export interface UserItem {
   kind: "user";
   key: string;
   text: string;
+  /** The files the message carries. */
+  attachments: AttachmentInfo[];
 }
 export interface AssistantItem {
   kind: "assistant";
@@ -106,9 +108,9 @@ export class ChatState {
     return this.items[this.items.length - 1] as T;
   }
 
-  addUser(text: string): UserItem {
+  addUser(text: string, attachments: AttachmentInfo[] = []): UserItem {
     this.openText = null;
-    return this.push({ kind: "user", key: nextKey("u"), text });
+    return this.push({ kind: "user", key: nextKey("u"), text, attachments });
   }
 
   addError(code: string, detail: string, status?: number): ErrorItem {
@@ -348,7 +350,7 @@ export class ChatState {
     this.clear();
     for (const message of messages) {
       if (message.role === "user") {
-        this.addUser(message.content);
+        this.addUser(message.content, message.attachments ?? []);
         continue;
       }
       for (const call of message.tool_calls ?? []) {

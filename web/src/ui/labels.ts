@@ -12,6 +12,7 @@ export const ERROR_TITLES: Record<string, string> = {
   INTERNAL_ERROR: "Внутренняя ошибка сервера",
   VALIDATION_ERROR: "Некорректный запрос",
   INVALID_CONTEXT: "Некорректный контекст страницы",
+  INVALID_ATTACHMENT: "Файл нельзя отправить",
   UNAUTHORIZED: "Требуется вход",
   FORBIDDEN: "Недостаточно прав",
   NOT_FOUND: "Не найдено",

@@ -1,0 +1,90 @@
+"""File attachments from the page (docs/attachments.md): a file chosen in the composer goes
+straight to the bucket with the presigned POST, the message carries it, the agent answers about
+it, the history shows it after a reload and gives the same bytes back; the page's own limits
+refuse a sixth file in the user's words before anything is uploaded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from tests.support.browser import AgentPage, PageStack
+
+Tabs = Callable[[PageStack, str], AgentPage]
+ORDERS_CSV = b"order_id,customer,amount\n1,alpha,10.50\n2,beta,20.00\n3,gamma,7.25\n"
+
+
+def orders_csv(tmp_path: Path, name: str = "orders.csv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(ORDERS_CSV)
+    return path
+
+
+def test_a_csv_attached_in_the_composer_is_answered_and_downloadable_after_a_reload(
+    site: PageStack, tabs: Tabs, tmp_path: Path
+):
+    # Given a user on the page with a small CSV
+    tab = tabs(site, site.token("analyst")).open()
+    # When they choose it with the paperclip's file input
+    expect(tab.by("attach-button")).to_have_accessible_name("Приложить файл")
+    tab.by("attach-input").set_input_files(str(orders_csv(tmp_path)))
+    # Then its chip reaches done (the bytes are in the bucket), and it can be sent
+    chip = tab.by("attachment-chip")
+    expect(chip).to_have_count(1)
+    expect(chip).to_contain_text("orders.csv")
+    expect(chip).to_have_attribute("data-state", "done", timeout=15_000)
+    expect(tab.by("attachment-progress")).to_have_count(0)
+    expect(tab.by("attachment-error")).to_have_count(0)
+    tab.screenshot("attachment-uploaded")
+
+    # When they ask about it
+    tab.send("сколько строк в файле?")
+    tab.wait_answered()
+    # Then the answer knows the file's rows, and the sent message shows its file at once
+    expect(tab.by("error-card")).to_have_count(0)
+    assert "3 строки" in tab.last_answer(), tab.last_answer()
+    expect(tab.by("message-user").last.get_by_test_id("message-attachment")).to_contain_text(
+        "orders.csv"
+    )
+    expect(tab.by("attachment-chip")).to_have_count(0)  # the composer is empty again
+    tab.screenshot("attachment-answered")
+
+    # When the page is reloaded, the history shows the file with the message
+    tab.page.reload()
+    tab.wait_ready()
+    stored = tab.by("message-user").last.get_by_test_id("message-attachment")
+    expect(stored).to_have_count(1)
+    expect(stored).to_contain_text("orders.csv")
+    # and a click on it downloads exactly the bytes that were attached
+    with tab.page.expect_download() as download_info:
+        stored.click()
+    download = download_info.value
+    assert Path(download.path()).read_bytes() == ORDERS_CSV
+    expect(tab.by("error-card")).to_have_count(0)
+    tab.screenshot("attachment-history")
+
+
+def test_a_sixth_file_is_refused_in_the_users_words_and_nothing_of_it_uploads(
+    site: PageStack, tabs: Tabs, tmp_path: Path
+):
+    # Given a user who chooses six files at once
+    tab = tabs(site, site.token("analyst")).open()
+    files = [str(orders_csv(tmp_path, f"part-{n}.csv")) for n in range(1, 7)]
+    tab.by("attach-input").set_input_files(files)
+    # Then five become chips and upload; the sixth is refused, by name, before any upload
+    chips = tab.by("attachment-chip")
+    expect(chips).to_have_count(5)
+    for n in range(5):
+        expect(chips.nth(n)).to_have_attribute("data-state", "done", timeout=15_000)
+    refusal = tab.by("attachment-error")
+    expect(refusal).to_have_count(1)
+    expect(refusal).to_contain_text("Можно приложить не больше 5 файлов")
+    expect(refusal).to_contain_text("part-6.csv")
+    expect(chips.filter(has_text="part-6.csv")).to_have_count(0)
+    tab.screenshot("attachment-sixth-refused")
+    # and removing one chip makes room again
+    chips.first.get_by_test_id("attachment-remove").click()
+    expect(chips).to_have_count(4)
+    expect(tab.by("attachment-error")).to_have_count(0)
