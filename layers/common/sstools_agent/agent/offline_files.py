@@ -50,6 +50,7 @@ def _names(values: Sequence[Any]) -> str:
 def _csv_answer(name: str, csv: Mapping[str, Any], ru: bool, *, rows: bool, columns: bool) -> str:
     count = int(csv.get("row_count") or 0)
     header = list(csv.get("columns") or [])
+    width = int(csv.get("column_count") or len(header))
     parts = []
     if rows or not columns:
         parts.append(
@@ -64,9 +65,8 @@ def _csv_answer(name: str, csv: Mapping[str, Any], ru: bool, *, rows: bool, colu
         parts.append(
             say(
                 ru,
-                f"{len(header)} {_plural(len(header), 'столбец', 'столбца', 'столбцов')}: "
-                f"{_names(header)}",
-                f"{len(header)} columns: {_names(header)}",
+                f"{width} {_plural(width, 'столбец', 'столбца', 'столбцов')}: {_names(header)}",
+                f"{width} columns: {_names(header)}",
             )
         )
     if not (rows or columns):

@@ -92,7 +92,8 @@ class ChatService:
             owner=principal.subject,
             conversation_id=body.conversation_id,
             action=body.action,
-            message=body.message if body.action or not body.files else body.message or "",
+            # A message of files alone is a message (it has no words)
+            message=body.message or ("" if body.files else None),
             confirmation_id=body.confirmation_id,
             ui_context=ui_context.to_payload() if ui_context else None,
             resume_after=resume_after,

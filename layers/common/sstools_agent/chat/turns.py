@@ -209,7 +209,7 @@ class _UserMessage:
     message: StoredMessage | None
     """Until written."""
     keep_files: Callable[[], Awaitable[None]] | None = None
-    """Moves the message's files where attached files are kept (with the write)."""
+    """Keeps the message's files, as they were checked, where attached files are kept."""
     message_id: str | None = None
 
     def __post_init__(self) -> None:
@@ -244,8 +244,8 @@ class _UserMessage:
 
     def write(self) -> list[asyncio.Task[None]]:
         """The write, started (nothing when there is none or it was started before); the
-        message's files are moved beside it (a failed move is logged: the download finds a
-        file where it was uploaded until that expires)."""
+        message's files are kept beside it (a failed keep is logged: the download serves the
+        upload, as bytes, until it expires, and the next message that attaches it keeps it)."""
         if self.message is None:
             return []
         message, self.message = self.message, None

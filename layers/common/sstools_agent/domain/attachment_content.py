@@ -65,6 +65,7 @@ csv.field_size_limit(CSV_FIELD_LIMIT)  # process-wide, set once: threads read fi
 SQL_CLASSIFIED_CHARS: Final = 20_000
 """The SQL classifier reads at most this much of a file (its cost grows fast with length)."""
 _FIRST_ROWS: Final = (20, 10, 5, 3, 1, 0)
+_FEWER_COLUMNS: Final = (50, 20, 10, 5, 0)
 _FIT_ATTEMPTS: Final = 6
 
 
@@ -172,14 +173,25 @@ class CsvFacts:
             raise _mismatch(info, f"это не читается как CSV ({error})") from None
         return cls(header or [], first, count)
 
-    def summary(self, rows_shown: int) -> dict[str, Any]:
+    def summary(self, rows_shown: int, columns_shown: int = CSV_MAX_COLUMNS) -> dict[str, Any]:
         return {
-            "columns": self.header[:CSV_MAX_COLUMNS],
+            "columns": self.header[:columns_shown],
             "column_count": len(self.header),
             "row_count": self.row_count,
             "row_count_note": "data rows, the header row not counted",
-            "first_rows": self.first_rows[:rows_shown],
+            "first_rows": [row[:columns_shown] for row in self.first_rows[:rows_shown]],
         }
+
+    def block_within(self, head: dict[str, Any], budget: int) -> str:
+        """The largest summary within `budget`: fewer rows first, then fewer columns named;
+        the row and column counts are always there."""
+        tries = [(rows, CSV_MAX_COLUMNS) for rows in _FIRST_ROWS]
+        tries += [(0, columns) for columns in _FEWER_COLUMNS]
+        for rows, columns in tries:
+            block = _block(head | {"csv": self.summary(rows, columns)})
+            if len(block) <= budget:
+                break
+        return block
 
 
 def _json_facts(value: Any) -> dict[str, Any]:
@@ -212,11 +224,7 @@ def text_block(info: AttachmentInfo, text: str, budget: int = DEFAULT_BUDGET_CHA
     a CSV the csv module cannot read."""
     head = _header(info)
     if info.content_type == "text/csv":
-        facts_of_csv = CsvFacts.read(info, text)
-        for shown in _FIRST_ROWS:
-            block = _block(head | {"csv": facts_of_csv.summary(shown)})
-            if len(block) <= budget or shown == 0:
-                return block if len(block) <= budget else _cut_block(head)
+        return CsvFacts.read(info, text).block_within(head, budget)
     facts: dict[str, Any] = {}
     if info.content_type == "application/json":
         value = json.loads(text)
