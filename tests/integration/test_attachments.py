@@ -9,7 +9,6 @@ the policy: a larger file, other bytes, another type.
 
 from __future__ import annotations
 
-import base64
 import json
 import uuid
 from collections.abc import Iterator
@@ -31,12 +30,9 @@ from sstools_agent.domain.audit import AuditKind
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
 from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
+from tests.support.files import PDF, PNG
 
 FILES = "/api/assistant/files"
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
-PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
 
 
 def big_csv(rows: int) -> bytes:

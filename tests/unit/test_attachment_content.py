@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import csv
 import json
 import time
@@ -30,12 +29,7 @@ from sstools_agent.domain.attachments import (
     checked_name,
 )
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
-
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
-JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" + b"\x00" * 32
-PDF = b"%PDF-1.4\n1 0 obj << >> endobj\n%%EOF\n"
+from tests.support.files import JPEG, PDF, PNG
 
 
 def info(content_type: str, name: str = "file", size: int = 10) -> AttachmentInfo:

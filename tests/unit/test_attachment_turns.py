@@ -22,11 +22,9 @@ from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
+from tests.support.files import PNG
 
 pytestmark = pytest.mark.anyio
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
 
 
 class SeeingModel(OfflineChatModel):

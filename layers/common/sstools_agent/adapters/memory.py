@@ -507,13 +507,12 @@ class MemoryBlobStore(FailureSwitches):
 
 
 class MemoryAttachmentStore(FailureSwitches):
-    """`domain.ports.AttachmentStore` in a dict: `upload` stands for the browser's POST (with
-    the policy's checks: the key, the type, the length)."""
+    """`domain.ports.AttachmentStore` in a dict (`objects`: key -> bytes and what HEAD says);
+    a switched-off operation fails as a missing bucket does (BlobStoreError)."""
 
     def __init__(self, *, fail_on: Iterable[str] = ()) -> None:
         super().__init__(fail_on)
         self.objects: dict[str, tuple[bytes, StoredFile]] = {}
-        self.policies: dict[str, tuple[str, int, str]] = {}
 
     def _check(self, operation: str) -> None:
         if operation in self.fail_on:
@@ -523,17 +522,7 @@ class MemoryAttachmentStore(FailureSwitches):
         self, key: str, content_type: str, max_bytes: int, name: str, expires_s: int
     ) -> PresignedUpload:
         self._check("presigned_upload")
-        self.policies[key] = (content_type, max_bytes, name)
-        return PresignedUpload(
-            f"memory://uploads/{key}", {"key": key, "Content-Type": content_type}
-        )
-
-    def upload(self, key: str, data: bytes, content_type: str | None = None) -> None:
-        """The browser's POST: refused (ValueError) where S3 would refuse it."""
-        declared, max_bytes, name = self.policies[key]
-        if (content_type or declared) != declared or not 1 <= len(data) <= max_bytes:
-            raise ValueError("the upload does not satisfy its policy")
-        self.objects[key] = (data, StoredFile(len(data), declared, name))
+        return PresignedUpload(f"memory://{key}", {"key": key, "Content-Type": content_type})
 
     async def stat(self, key: str) -> StoredFile | None:
         self._check("stat")

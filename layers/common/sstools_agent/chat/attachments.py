@@ -22,6 +22,7 @@ from sstools_agent.domain.attachments import (
     StoredFile,
     allowed_type,
     attached_key,
+    file_places,
     upload_key,
 )
 from sstools_agent.domain.ports import AttachmentStore
@@ -68,8 +69,7 @@ class ChatAttachments:
     async def _found(self, owner: str, file_id: str) -> tuple[str, StoredFile, bool]:
         """Where the file is: kept by an earlier message (what was checked then; an upload
         posted again under the same grant does not replace it), else uploaded; or not_found."""
-        places = ((attached_key(owner, file_id), True), (upload_key(owner, file_id), False))
-        for key, kept in places:
+        for key, kept in file_places(owner, file_id):
             stored = await self.store.stat(key)
             if stored is not None:
                 return key, stored, kept

@@ -141,6 +141,12 @@ def attached_key(owner: str, file_id: str) -> str:
     return f"attachments/{owner_digest(owner)}/{file_id}"
 
 
+def file_places(owner: str, file_id: str) -> tuple[tuple[str, bool], tuple[str, bool]]:
+    """Where a file of `owner` may be, in the order it is looked for, and whether that place
+    holds it as checked: kept by a message (immutable), else uploaded (not checked yet)."""
+    return (attached_key(owner, file_id), True), (upload_key(owner, file_id), False)
+
+
 @dataclass(frozen=True, slots=True)
 class AttachmentInfo:
     """What a message records of a file, and what history and the page show."""

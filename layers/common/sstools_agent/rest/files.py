@@ -14,8 +14,8 @@ from sstools_agent.domain.attachments import (
     AttachmentNotFound,
     PresignedUpload,
     allowed_type,
-    attached_key,
     checked_name,
+    file_places,
     upload_key,
 )
 from sstools_agent.domain.conversations import iso_time
@@ -66,15 +66,12 @@ class FilesApi:
         for a file that is not the owner's or is gone."""
         # A kept file was checked and is served as its type; an upload no message took yet is
         # not checked, so it is served as bytes
-        places = ((attached_key(owner, file_id), None), (upload_key(owner, file_id), UNCHECKED))
-        for key, served_as in places:
+        for key, checked in file_places(owner, file_id):
             stored = await self.store.stat(key)
             if stored is not None:
+                served_as = stored.content_type if checked else UNCHECKED
                 url = await self.store.download_url(
-                    key,
-                    stored.name or file_id,
-                    served_as or stored.content_type,
-                    DOWNLOAD_EXPIRES_S,
+                    key, stored.name or file_id, served_as, DOWNLOAD_EXPIRES_S
                 )
                 return DownloadLink(url, iso_time(time.time() + DOWNLOAD_EXPIRES_S))
         raise AttachmentNotFound(file_id)
