@@ -117,7 +117,7 @@ async def test_the_status_of_this_dashboard_is_answered_from_the_prefetch(
 async def test_a_slow_prefetch_falls_back_to_the_tool_within_its_budget(
     stack: AgentStack, router: ToolRouter
 ):
-    stack.upstream.plan.add("GET", DASHBOARDS_OF_SS_DEV, Fault(FaultKind.HANG, seconds=30, times=1))
+    stack.upstream.plan.add("GET", DASHBOARDS_OF_SS_DEV, Fault(FaultKind.HANG, seconds=60, times=1))
     events, model, audit, elapsed = await turn(
         stack,
         router,
@@ -131,7 +131,7 @@ async def test_a_slow_prefetch_falls_back_to_the_tool_within_its_budget(
     starts = [e.metadata for e in events if e.type is EventType.TOOL_START]
     assert [s["tool"] for s in starts] == ["search_dashboards"]
     assert "git-статус" in answer(events)
-    assert elapsed < 10  # the hung prefetch cost its budget, not the hang
+    assert elapsed < 30  # the hung prefetch cost its budget (0.5 s), not the hang (60 s)
 
 
 async def test_a_failed_prefetch_falls_back_to_the_tool(stack: AgentStack, router: ToolRouter):

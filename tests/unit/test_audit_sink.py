@@ -57,11 +57,11 @@ def test_a_flush_sends_every_record_so_far_in_order_ten_per_put():
 
 def test_a_record_lingers_for_company_then_leaves_without_a_flush():
     client = FakeEvents()
-    bus = sink(client, linger_s=0.3)
+    bus = sink(client, linger_s=2)  # far beyond the 0.1 s looked at first, even on a busy machine
     bus.emit(record(1))
     bus.emit(record(2))
     assert not client.put.wait(0.1)  # still lingering
-    assert client.put.wait(5)
+    assert client.put.wait(30)
     time.sleep(0.05)
     assert numbers(client) == [[1, 2]]
 
@@ -70,7 +70,7 @@ def test_a_flush_with_nothing_held_returns_at_once():
     bus = sink(FakeEvents(), linger_s=600)
     started = time.monotonic()
     bus.flush()
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 60  # not the linger's 600 s
 
 
 def test_a_refused_record_goes_to_the_log(caplog: pytest.LogCaptureFixture):

@@ -238,7 +238,7 @@ def test_a_router_warmed_elsewhere_routes_on_keywords_until_its_examples_are_emb
     warming.start()
     started = time.monotonic()
     before = router.route("hello there", ALL_TOOLS)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 5  # it did not wait for the gate's 10 s
     assert before.used_embeddings is False
     assert before.intent is Intent.UNKNOWN
     assert embedder.calls == 1  # the warm-up's only: the request embedded nothing

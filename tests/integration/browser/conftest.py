@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, Final
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from local.page import DEPLOYABLE_BUILD, LOCAL_BUILD
 from sstools_agent.settings import Settings
@@ -24,6 +24,12 @@ from tests.support.browser import (
     page_stack,
     signed_in_context,
 )
+
+# What a page is expected to show, it shows within 15 s (Playwright's default is 5 s): `make test`
+# runs two browser stacks at once on two cores, and a first answer's tool chip once took longer.
+# A wait that must be short says so with its own timeout.
+EXPECT_TIMEOUT_MS: Final = 15_000
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 # The integration suite's 2 s tool timeout is for its timeout tests; a page on a loaded CI machine
 # gets the upstream's answers in the time a person would wait.
