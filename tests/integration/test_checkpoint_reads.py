@@ -17,9 +17,10 @@ from langgraph_checkpoint_aws import DynamoDBSaver
 
 from sstools_agent.adapters.checkpointer import TurnCheckpointer, checkpointer_from
 from sstools_agent.settings import Settings
-from tests.support.aws_calls import AwsCallTrace
+from tests.support.aws_calls import TEST_LATENCY_S, AwsCallTrace
 
 LEASE_S = 120.0
+HOLD_S = 3.0
 
 
 def config(thread: str) -> Any:
@@ -104,7 +105,7 @@ def test_a_read_is_what_the_library_reads(stack_settings: Settings, state: str):
 def test_a_read_waits_for_three_round_trips_whatever_writes_are_pending(stack_settings: Settings):
     saver, thread = checkpointer_from(stack_settings), uuid.uuid4().hex
     with_pending_writes(saver, thread)
-    trace = AwsCallTrace(stack_settings)
+    trace = AwsCallTrace(stack_settings, latency_s=TEST_LATENCY_S)
     with trace.installed():
         read(saver, thread)
         taken = trace.take()
@@ -118,7 +119,7 @@ def test_a_read_waits_for_three_round_trips_whatever_writes_are_pending(stack_se
 def test_a_read_of_a_checkpoint_without_writes_waits_for_two_round_trips(stack_settings: Settings):
     saver, thread = checkpointer_from(stack_settings), uuid.uuid4().hex
     write(saver, thread, 1)
-    trace = AwsCallTrace(stack_settings)
+    trace = AwsCallTrace(stack_settings, latency_s=TEST_LATENCY_S)
     with trace.installed():
         read(saver, thread)
         taken = trace.take()
@@ -150,12 +151,14 @@ def test_a_hold_past_its_lease_keeps_nothing(stack_settings: Settings):
     trace = AwsCallTrace(stack_settings)
     with trace.installed():
         # A hold nobody released ends with the lock's lease: after it another container may
-        # have the conversation and write its thread
-        saver.hold(thread, 0.2)
+        # have the conversation and write its thread (a lease of seconds: both reads fall
+        # within it however slowly this machine makes them)
+        lease_ends = time.monotonic() + HOLD_S
+        saver.hold(thread, HOLD_S)
         read(saver, thread)
         read(saver, thread)
         assert reads(trace) == 3
-        time.sleep(0.3)
+        time.sleep(max(0.0, lease_ends - time.monotonic()) + 0.1)
         read(saver, thread)
         assert reads(trace) == 3
 

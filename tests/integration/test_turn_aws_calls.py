@@ -21,7 +21,13 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from tests.integration.test_chat_function import STATUS, ChatServer, MemoryAudit, post_stream
 from tests.integration.test_confirmations import confirmation_item, wait_for
 from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, minted_once
-from tests.support.aws_calls import CONFIRM_RESOLVED, FIRST_EVENT, AwsCallTrace, TurnCalls
+from tests.support.aws_calls import (
+    CONFIRM_RESOLVED,
+    FIRST_EVENT,
+    TEST_LATENCY_S,
+    AwsCallTrace,
+    TurnCalls,
+)
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -50,7 +56,7 @@ class TracedChat:
 @pytest.fixture(scope="module")
 def traced_chat(module_stack: AgentStack) -> Iterator[TracedChat]:
     settings = module_stack.settings
-    trace = AwsCallTrace(settings)
+    trace = AwsCallTrace(settings, latency_s=TEST_LATENCY_S)
     # The real audit producer, holding records far longer than a turn: only a flush sends them
     bus = EventBridgeAuditSink(
         settings.audit_bus_name,

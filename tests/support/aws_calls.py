@@ -6,6 +6,11 @@ marks the moments the app sends its first event and its `confirm_resolved`. A ca
 before a mark is on the critical path: the user waits for it. Calls made side by side overlap:
 the round trips before a mark are the longest chain of calls, ended by then, each started after
 the one before it ended.
+
+moto answers in about a millisecond, so two calls made side by side may not overlap at all when a
+busy machine starts the second thread late; they would then read as two round trips. Tests that
+count round trips give the trace a network's latency (`latency_s`, slept inside each traced call,
+as AWS is some milliseconds away), which makes every call last longer than such a delay.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from botocore.client import BaseClient
 from sstools_agent.settings import Settings
 
 FIRST_EVENT = "first event"
+TEST_LATENCY_S = 0.1
+"""The latency the tests that count round trips give a trace: far above a busy machine's delay in
+starting a thread, and few round trips long."""
 CONFIRM_RESOLVED = "confirm_resolved"
 
 
@@ -43,6 +51,8 @@ class AwsCallTrace:
     """The calls made while `installed`, and the app's marks (taken per turn with `take`)."""
 
     settings: Settings
+    latency_s: float = 0.0
+    """Slept at the start of each traced call, inside its span (see the module's docstring)."""
     calls: list[Call] = field(default_factory=list)
     marks: dict[str, float] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -73,6 +83,8 @@ class AwsCallTrace:
                 service = client.meta.service_model.service_name
                 started = time.perf_counter()
                 try:
+                    if trace.latency_s:
+                        time.sleep(trace.latency_s)
                     return original(client, operation, params)
                 finally:
                     ended, role = time.perf_counter(), trace.role(service, params)
