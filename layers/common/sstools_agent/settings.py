@@ -10,6 +10,8 @@ code outside settings also needs is defined once, beside its concept, and import
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -211,11 +213,13 @@ class ServiceTokenIssuerSettings(SecretsSettings):
 
     _split_key_ids = field_validator("service_token_kms_key_ids", mode="before")(_names)
 
-    def service_token_limiter(self) -> FailureLimiter:
-        """How often a source may fail at `POST /api/auth/service-token` (in-process state)."""
+    def service_token_limiter(self, clock: Callable[[], float] = time.time) -> FailureLimiter:
+        """How often a source may fail at `POST /api/auth/service-token` (in-process state;
+        its windows are `clock`'s)."""
         return FailureLimiter(
             max_failures=self.service_token_max_failures,
             window_s=self.service_token_failure_window_s,
+            clock=clock,
         )
 
 
