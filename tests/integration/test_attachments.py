@@ -25,7 +25,7 @@ from local.servers import serve
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.domain.attachments import attached_key, upload_key
+from sstools_agent.domain.attachments import ATTACHMENTS_OFF, attached_key, upload_key
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
@@ -249,6 +249,59 @@ def test_an_upload_not_allowed_is_refused_before_any_url(
     if says is not None:
         assert answer.json()["code"] == "INVALID_ATTACHMENT"
         assert says in answer.json()["detail"]
+
+
+def test_the_limits_the_page_reads_are_the_ones_enforced(origin: Origin):
+    limits = httpx.get(f"{origin.url}{FILES}/limits", headers=origin.user().headers)
+    assert limits.status_code == 200
+    assert limits.json() == {
+        "max_bytes": 10 * 1024 * 1024,
+        "max_files": 5,
+        "max_name_chars": 200,
+        "content_types": [
+            "application/json",
+            "application/pdf",
+            "application/sql",
+            "image/jpeg",
+            "image/png",
+            "text/csv",
+            "text/markdown",
+            "text/plain",
+        ],
+    }
+    assert httpx.get(f"{origin.url}{FILES}/limits").status_code == 401
+
+
+def test_a_deployment_with_other_limits_tells_them_and_keeps_to_them(stack_settings: Settings):
+    # Given a deployment that allows 2 MB files, 3 to a message
+    settings = stack_settings.model_copy(
+        update={"attachment_max_bytes": 2 * 1024 * 1024, "attachment_max_files": 3}
+    )
+    token = user_issuer(settings).issue("engineer-limits", 600, {"roles": ["engineer"]}).token
+    headers = {"Authorization": f"Bearer {token}"}
+    with serve(create_api_app(build_api(settings))) as url:
+        limits = httpx.get(f"{url}{FILES}/limits", headers=headers).json()
+        body = {"name": "big.csv", "content_type": "text/csv", "size": 3 * 1024 * 1024}
+        too_big = httpx.post(f"{url}{FILES}", headers=headers, json=body)
+        body["size"] = 2 * 1024 * 1024
+        allowed = httpx.post(f"{url}{FILES}", headers=headers, json=body)
+    # Then the page is told those limits, and the API keeps to them
+    assert (limits["max_bytes"], limits["max_files"]) == (2 * 1024 * 1024, 3)
+    assert too_big.status_code == 422
+    assert too_big.json()["detail"] == "Файл «big.csv» больше 2 МБ: его размер 3 МБ."
+    assert allowed.status_code == 201
+
+
+def test_a_deployment_that_takes_no_files_grants_no_upload(stack_settings: Settings):
+    settings = stack_settings.model_copy(update={"attachment_max_files": 0})
+    token = user_issuer(settings).issue("engineer-off", 600, {"roles": ["engineer"]}).token
+    headers = {"Authorization": f"Bearer {token}"}
+    with serve(create_api_app(build_api(settings))) as url:
+        limits = httpx.get(f"{url}{FILES}/limits", headers=headers).json()
+        body = {"name": "a.csv", "content_type": "text/csv", "size": 10}
+        asked = httpx.post(f"{url}{FILES}", headers=headers, json=body)
+    assert limits["max_files"] == 0
+    assert (asked.status_code, asked.json()["detail"]) == (422, ATTACHMENTS_OFF)
 
 
 def test_a_png_named_csv_is_refused(origin: Origin):

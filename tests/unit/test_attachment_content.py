@@ -22,6 +22,7 @@ from sstools_agent.domain.attachment_content import (
     without_attachment_blocks,
 )
 from sstools_agent.domain.attachments import (
+    ATTACHMENTS_OFF,
     AttachmentInfo,
     AttachmentLimits,
     AttachmentRejected,
@@ -98,6 +99,14 @@ def test_limits_name_the_file_and_the_numbers_in_the_users_words():
         limits.check_size("a.csv", 12 * 1024 * 1024)
     with pytest.raises(AttachmentRejected, match="не больше 5 файлов к сообщению, а приложено 6"):
         limits.check_count(6)
+
+
+def test_a_deployment_that_takes_no_files_says_so_not_at_most_zero():
+    off = AttachmentLimits(max_files=0)
+    off.check_count(0)  # a message without files is a message
+    with pytest.raises(AttachmentRejected) as refused:
+        off.check_count(1)
+    assert (str(refused.value), refused.value.reason) == (ATTACHMENTS_OFF, "attachments_off")
 
 
 def test_a_csv_the_csv_module_cannot_read_is_refused_not_a_crash():

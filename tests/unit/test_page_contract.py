@@ -11,6 +11,7 @@ from local.page import LOCAL_BUILD
 from sstools_agent.chat.request import MAX_MESSAGE_CHARS
 from sstools_agent.domain.attachments import (
     ALLOWED_TYPES,
+    ATTACHMENTS_OFF,
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_FILES,
     MAX_NAME_CHARS,
@@ -51,3 +52,7 @@ def test_the_page_knows_the_default_attachment_limits_and_types():
     listed = re.search(r"ATTACHMENT_TYPES: readonly string\[\] = \[(.*?)\];", declared, re.DOTALL)
     assert listed, "ATTACHMENT_TYPES is not declared in web/src/ui/limits.ts"
     assert set(json.loads(f"[{listed.group(1).rstrip().rstrip(',')}]")) == ALLOWED_TYPES
+
+
+def test_the_page_says_attachments_are_off_as_the_server_does():
+    assert json.loads(_constant("ui/attachments.ts", "ATTACHMENTS_OFF")) == ATTACHMENTS_OFF

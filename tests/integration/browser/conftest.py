@@ -38,6 +38,8 @@ SITES: dict[str, dict[str, Any]] = {
     "default": PAGE_TOOL_TIMEOUT,
     "quick_expiry": {**PAGE_TOOL_TIMEOUT, "confirmation_timeout_s": 4},
     "confirm_reads": {**PAGE_TOOL_TIMEOUT, "confirm_read_tools": ["search_dashboards"]},
+    # a deployment with limits of its own on files
+    "small_files": {**PAGE_TOOL_TIMEOUT, "attachment_max_bytes": 2048, "attachment_max_files": 2},
     # served from the production build (web/dist), as CloudFront serves it
     "deployable": PAGE_TOOL_TIMEOUT,
 }

@@ -88,3 +88,29 @@ def test_a_sixth_file_is_refused_in_the_users_words_and_nothing_of_it_uploads(
     chips.first.get_by_test_id("attachment-remove").click()
     expect(chips).to_have_count(4)
     expect(tab.by("attachment-error")).to_have_count(0)
+
+
+def test_a_deployments_own_limits_are_the_ones_the_page_refuses_by(
+    sites: Callable[[str], PageStack], tabs: Tabs, tmp_path: Path
+):
+    # Given a deployment that takes files of 2 KB at most, 2 to a message
+    site = sites("small_files")
+    tab = tabs(site, site.token("analyst")).open()
+    big = tmp_path / "big.csv"
+    big.write_bytes(ORDERS_CSV * 45)  # 3015 bytes
+    files = [orders_csv(tmp_path, "part-1.csv"), big, orders_csv(tmp_path, "part-2.csv")]
+    files.append(orders_csv(tmp_path, "part-3.csv"))
+    # When the user chooses four files, one of them over the limit
+    tab.by("attach-input").set_input_files([str(path) for path in files])
+    # Then the page refuses by the deployment's limits, not its defaults, in the server's words
+    chips = tab.by("attachment-chip")
+    expect(chips).to_have_count(2)
+    for n in range(2):
+        expect(chips.nth(n)).to_have_attribute("data-state", "done", timeout=15_000)
+    refusals = tab.by("attachment-error")
+    expect(refusals).to_have_count(2)
+    expect(refusals.nth(0)).to_have_text("Файл «big.csv» больше 2 КБ: его размер 3 КБ.")
+    expect(refusals.nth(1)).to_have_text(
+        "Можно приложить не больше 2 файлов к сообщению: «part-3.csv» не приложен."
+    )
+    tab.screenshot("attachment-deployment-limits")

@@ -224,6 +224,11 @@ export class RestClient {
     });
   }
 
+  /** The deployment's limits on attachments (`fileLimitsFrom` in `ui/limits.ts` reads them). */
+  fileLimits(): Promise<unknown> {
+    return this.request("GET", "/api/assistant/files/limits");
+  }
+
   /** A link (valid for minutes) that serves the caller's file as an attachment; 404 otherwise. */
   downloadLink(fileId: string): Promise<DownloadLink> {
     return this.request("GET", `/api/assistant/files/${encodeURIComponent(fileId)}/download`);

@@ -2,6 +2,7 @@
 import { isAbort } from "../lib/errors";
 import type { AttachmentInfo } from "../lib/rest";
 import { admit, uploadErrorText, type Candidate } from "./attachments";
+import { DEFAULT_FILE_LIMITS, type FileLimits } from "./limits";
 
 export type ChipState = "uploading" | "done" | "error";
 
@@ -31,9 +32,16 @@ export class AttachmentTray {
   chips = $state<Chip[]>([]);
   /** Files refused before any upload (too many, too large, a type not allowed). */
   refusals = $state<string[]>([]);
+  /** The deployment's limits, once the page has read them (until then, the defaults). */
+  limits = $state<FileLimits>(DEFAULT_FILE_LIMITS);
   private readonly uploads = new Map<string, AbortController>();
 
   constructor(private readonly uploader: Uploader) {}
+
+  /** Whether this deployment takes files at all. */
+  get enabled(): boolean {
+    return this.limits.maxFiles > 0;
+  }
 
   /** A file is on its way: the message waits for it. */
   get uploading(): boolean {
@@ -60,7 +68,7 @@ export class AttachmentTray {
   /** Takes the files the person chose (the limits first), and starts their uploads. */
   add(files: readonly File[]): void {
     const present = this.chips.filter((chip) => chip.state !== "error").length;
-    const { admitted, refusals } = admit(files, present);
+    const { admitted, refusals } = admit(files, present, this.limits);
     this.refusals = refusals;
     for (const candidate of admitted) void this.upload(candidate);
   }

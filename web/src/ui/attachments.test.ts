@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { admit, fileRefusal, formatSize, openDownload, pastedName } from "./attachments";
-import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_FILES } from "./limits";
+import {
+  admit,
+  ATTACHMENTS_OFF,
+  fileRefusal,
+  formatSize,
+  openDownload,
+  pastedName,
+} from "./attachments";
+import {
+  DEFAULT_FILE_LIMITS,
+  fileLimitsFrom,
+  MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENT_FILES,
+} from "./limits";
 
 const csv = (name: string, size = 10) => new File(["x".repeat(size)], name, { type: "text/csv" });
 
@@ -64,6 +76,42 @@ describe("admit", () => {
     expect(admitted.map((c) => c.name)).toEqual(["a.csv"]);
     expect(refusals).toHaveLength(1);
     expect(refusals[0]).toContain("Файлы этого типа нельзя приложить: «tool.exe»");
+  });
+});
+
+describe("a deployment's own limits", () => {
+  const theirs = fileLimitsFrom({
+    max_bytes: 2 * 1024 * 1024,
+    max_files: 2,
+    max_name_chars: 200,
+    content_types: ["text/csv"],
+  });
+
+  it("are what the page refuses by, in the server's words", () => {
+    expect(fileRefusal("big.csv", 3 * 1024 * 1024, "text/csv", theirs)).toBe(
+      "Файл «big.csv» больше 2 МБ: его размер 3 МБ.",
+    );
+    expect(fileRefusal("big.csv", 3 * 1024 * 1024, "text/csv")).toBeNull(); // the defaults'
+    expect(fileRefusal("q.json", 10, "application/json", theirs)).toContain("нельзя приложить");
+    const { admitted, refusals } = admit([csv("a.csv"), csv("b.csv"), csv("c.csv")], 0, theirs);
+    expect(admitted.map((c) => c.name)).toEqual(["a.csv", "b.csv"]);
+    expect(refusals).toEqual([
+      "Можно приложить не больше 2 файлов к сообщению: «c.csv» не приложен.",
+    ]);
+  });
+
+  it("may take no files at all", () => {
+    const off = { ...DEFAULT_FILE_LIMITS, maxFiles: 0 };
+    expect(admit([csv("a.csv")], 0, off)).toEqual({ admitted: [], refusals: [ATTACHMENTS_OFF] });
+    expect(admit([], 0, off)).toEqual({ admitted: [], refusals: [] });
+  });
+
+  it("keep a default for what the answer lacks or gets wrong", () => {
+    expect(fileLimitsFrom(null)).toEqual(DEFAULT_FILE_LIMITS);
+    expect(fileLimitsFrom({ max_bytes: "big", max_files: -1, content_types: [1] })).toEqual(
+      DEFAULT_FILE_LIMITS,
+    );
+    expect(fileLimitsFrom({ max_files: 0 }).maxFiles).toBe(0);
   });
 });
 

@@ -1,12 +1,7 @@
 /** What the page says about files before asking for an upload: sizes, limits, refusals, names. */
 import { ChatHttpError, isAbort, isNetworkFailure } from "../lib/errors";
 import { declaredType, UploadError } from "../lib/uploads";
-import {
-  ATTACHMENT_TYPES,
-  MAX_ATTACHMENT_BYTES,
-  MAX_ATTACHMENT_FILES,
-  MAX_ATTACHMENT_NAME_CHARS,
-} from "./limits";
+import { DEFAULT_FILE_LIMITS, type FileLimits } from "./limits";
 
 /** A size as the user reads it: «512 Б», «12 КБ», «1.5 МБ» (the backend's own wording). */
 export function formatSize(size: number): string {
@@ -21,18 +16,26 @@ export function formatSize(size: number): string {
 /** The file types a person may attach, in their words. */
 export const ALLOWED_KINDS = "текст, CSV, JSON, SQL, Markdown, PNG, JPEG, PDF";
 
+/** What the page says when the deployment takes no files (`ATTACHMENT_MAX_FILES` 0). */
+export const ATTACHMENTS_OFF = "Файлы к сообщениям здесь не прикладываются.";
+
 /** The one file's refusal in the user's words, or null when it may be uploaded. */
-export function fileRefusal(name: string, size: number, contentType: string): string | null {
+export function fileRefusal(
+  name: string,
+  size: number,
+  contentType: string,
+  limits: FileLimits = DEFAULT_FILE_LIMITS,
+): string | null {
   if (name.trim() === "") return "У файла нет имени.";
-  if (name.length > MAX_ATTACHMENT_NAME_CHARS) {
-    return `Имя файла «${name.slice(0, 40)}…» длиннее ${MAX_ATTACHMENT_NAME_CHARS} символов.`;
+  if (name.length > limits.maxNameChars) {
+    return `Имя файла «${name.slice(0, 40)}…» длиннее ${limits.maxNameChars} символов.`;
   }
-  if (!ATTACHMENT_TYPES.includes(contentType)) {
+  if (!limits.contentTypes.includes(contentType)) {
     return `Файлы этого типа нельзя приложить: «${name}»${contentType ? ` (${contentType})` : ""}. Можно: ${ALLOWED_KINDS}.`;
   }
   if (size <= 0) return `Файл «${name}» пуст.`;
-  if (size > MAX_ATTACHMENT_BYTES) {
-    return `Файл «${name}» больше ${formatSize(MAX_ATTACHMENT_BYTES)}: его размер ${formatSize(size)}.`;
+  if (size > limits.maxBytes) {
+    return `Файл «${name}» больше ${formatSize(limits.maxBytes)}: его размер ${formatSize(size)}.`;
   }
   return null;
 }
@@ -43,26 +46,29 @@ export interface Candidate {
   contentType: string;
 }
 
-/** Which of `files` may join the `present` ones (at most MAX_ATTACHMENT_FILES a message), and
- * why the others may not. */
+/** Which of `files` may join the `present` ones (at most `limits.maxFiles` a message), and why
+ * the others may not. */
 export function admit(
   files: readonly File[],
   present: number,
+  limits: FileLimits = DEFAULT_FILE_LIMITS,
 ): { admitted: Candidate[]; refusals: string[] } {
+  if (limits.maxFiles === 0)
+    return { admitted: [], refusals: files.length ? [ATTACHMENTS_OFF] : [] };
   const admitted: Candidate[] = [];
   const refusals: string[] = [];
   const over: string[] = [];
   for (const file of files) {
     const contentType = declaredType(file.name, file.type);
-    const refusal = fileRefusal(file.name, file.size, contentType);
+    const refusal = fileRefusal(file.name, file.size, contentType, limits);
     if (refusal) refusals.push(refusal);
-    else if (present + admitted.length >= MAX_ATTACHMENT_FILES) over.push(file.name);
+    else if (present + admitted.length >= limits.maxFiles) over.push(file.name);
     else admitted.push({ file, name: file.name, contentType });
   }
   if (over.length > 0) {
     const names = over.map((name) => `«${name}»`).join(", ");
     refusals.push(
-      `Можно приложить не больше ${MAX_ATTACHMENT_FILES} файлов к сообщению: ${names} не ${over.length === 1 ? "приложен" : "приложены"}.`,
+      `Можно приложить не больше ${limits.maxFiles} файлов к сообщению: ${names} не ${over.length === 1 ? "приложен" : "приложены"}.`,
     );
   }
   return { admitted, refusals };

@@ -25,3 +25,41 @@ export const ATTACHMENT_TYPES: readonly string[] = [
   "image/jpeg",
   "application/pdf",
 ];
+
+/** What the deployment lets a person attach (`GET /api/assistant/files/limits`); until the page
+ * has read it, or when it cannot, the defaults above (the backend's own defaults). */
+export interface FileLimits {
+  maxBytes: number;
+  /** 0: attachments are off in this deployment. */
+  maxFiles: number;
+  maxNameChars: number;
+  contentTypes: readonly string[];
+}
+
+export const DEFAULT_FILE_LIMITS: FileLimits = {
+  maxBytes: MAX_ATTACHMENT_BYTES,
+  maxFiles: MAX_ATTACHMENT_FILES,
+  maxNameChars: MAX_ATTACHMENT_NAME_CHARS,
+  contentTypes: ATTACHMENT_TYPES,
+};
+
+const count = (value: unknown): value is number =>
+  typeof value === "number" && Number.isInteger(value) && value >= 0;
+
+/** The server's answer as limits; a field missing or of the wrong type keeps its default. */
+export function fileLimitsFrom(raw: unknown): FileLimits {
+  if (typeof raw !== "object" || raw === null) return DEFAULT_FILE_LIMITS;
+  const answer = raw as Record<string, unknown>;
+  const types = answer.content_types;
+  return {
+    maxBytes: count(answer.max_bytes) ? answer.max_bytes : DEFAULT_FILE_LIMITS.maxBytes,
+    maxFiles: count(answer.max_files) ? answer.max_files : DEFAULT_FILE_LIMITS.maxFiles,
+    maxNameChars: count(answer.max_name_chars)
+      ? answer.max_name_chars
+      : DEFAULT_FILE_LIMITS.maxNameChars,
+    contentTypes:
+      Array.isArray(types) && types.every((type) => typeof type === "string")
+        ? types
+        : DEFAULT_FILE_LIMITS.contentTypes,
+  };
+}

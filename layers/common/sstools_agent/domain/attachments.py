@@ -42,6 +42,9 @@ _UNSAFE_NAME: Final = re.compile(r"[/\\]")
 _INVISIBLE: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
 """Controls, format characters (a right-to-left override) and line breaks: never in a name."""
 TEXT_CHARSETS: Final = frozenset({"utf-8", "utf8", "us-ascii"})
+ATTACHMENTS_OFF: Final = "Файлы к сообщениям здесь не прикладываются."
+"""What a deployment that takes no files (`ATTACHMENT_MAX_FILES` 0) says (the page, in the same
+words: `web/src/ui/attachments.ts`)."""
 
 
 class AttachmentRejected(ValueError):
@@ -65,6 +68,8 @@ class AttachmentLimits:
     max_files: int = DEFAULT_MAX_FILES
 
     def check_count(self, count: int) -> None:
+        if count > 0 and self.max_files == 0:
+            raise AttachmentRejected(ATTACHMENTS_OFF, reason="attachments_off")
         if count > self.max_files:
             raise AttachmentRejected(
                 f"Можно приложить не больше {self.max_files} файлов к сообщению, "

@@ -52,6 +52,7 @@ class FilesApi:
     ) -> GrantedUpload:
         """A new file id under the owner's prefix and a POST that may upload at most `size`
         bytes of `content_type` to it; AttachmentRejected for a name, type or size refused."""
+        self.limits.check_count(1)  # a deployment that takes no files grants no uploads
         shown = checked_name(name)
         kind = allowed_type(shown, content_type)
         self.limits.check_size(shown, size)

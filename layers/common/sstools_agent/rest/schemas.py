@@ -6,7 +6,12 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from sstools_agent.domain.attachments import AttachmentInfo
+from sstools_agent.domain.attachments import (
+    ALLOWED_TYPES,
+    MAX_NAME_CHARS,
+    AttachmentInfo,
+    AttachmentLimits,
+)
 from sstools_agent.domain.conversations import (
     CONVERSATION_ID_PATTERN,
     Conversation,
@@ -144,6 +149,28 @@ class UploadAnswer(BaseModel):
             upload=upload,
             expires_at=granted.expires_at,
             max_bytes=granted.max_bytes,
+        )
+
+
+class FileLimitsAnswer(BaseModel):
+    """What this deployment lets a person attach: the page refuses what falls outside before
+    asking for an upload, in the same words as the server."""
+
+    max_bytes: int
+    """One file at most (`ATTACHMENT_MAX_BYTES`)."""
+    max_files: int
+    """Files in one message at most (`ATTACHMENT_MAX_FILES`)."""
+    max_name_chars: int
+    content_types: list[str]
+    """The types a file may be declared as."""
+
+    @classmethod
+    def of(cls, limits: AttachmentLimits) -> FileLimitsAnswer:
+        return cls(
+            max_bytes=limits.max_bytes,
+            max_files=limits.max_files,
+            max_name_chars=MAX_NAME_CHARS,
+            content_types=sorted(ALLOWED_TYPES),
         )
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path
 
 from sstools_agent.domain.attachments import FILE_ID_PATTERN
 from sstools_agent.rest.deps import Api, Caller, responses
-from sstools_agent.rest.schemas import DownloadAnswer, UploadAnswer, UploadBody
+from sstools_agent.rest.schemas import DownloadAnswer, FileLimitsAnswer, UploadAnswer, UploadBody
 
 FILES: Final = "/api/assistant/files"
 FileId = Annotated[str, Path(pattern=FILE_ID_PATTERN)]
@@ -24,6 +24,14 @@ async def request_upload(body: UploadBody, caller: Caller, api: Api) -> UploadAn
         caller.subject, body.name, body.content_type, body.size
     )
     return UploadAnswer.of(granted)
+
+
+@router.get(f"{FILES}/limits", responses=responses(401))
+async def limits(caller: Caller, api: Api) -> FileLimitsAnswer:
+    """The deployment's limits on attachments (sizes, count, types), as the REST API and the
+    chat enforce them."""
+    del caller  # signed in only, as every route here
+    return FileLimitsAnswer.of(api.files.limits)
 
 
 @router.get(f"{FILES}/{{file_id}}/download", responses=responses(401, 404))
