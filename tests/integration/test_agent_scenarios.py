@@ -505,6 +505,7 @@ async def test_an_expired_confirmation_resolves_as_rejected(stack: AgentStack):
 
 
 async def test_a_500_kb_tool_output_survives_a_checkpoint_through_s3(stack: AgentStack):
+    stack = stack.patient()  # a test of size: building 10,000 rows may take seconds when busy
     model = ScriptedModel(
         calls=[
             {

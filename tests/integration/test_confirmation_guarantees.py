@@ -99,22 +99,17 @@ def chat(stack: AgentStack) -> Iterator[ScriptedChat]:
         yield server
 
 
-PATIENT_TOOL_TIMEOUT_S: Final = 60.0
-"""A tool timeout far beyond any wait of these tests: a call in flight ends by a cancel or not
-at all (the upstream's hang is longer still), never by its own deadline."""
 CANCEL_BOUND_S: Final = 30.0
-"""How long a cancelled stream may take to end: half the tool's timeout, so a stream that ends
-within it was stopped by the cancel. It is a bound, not a speed target (the stop takes about
-0.4 s on an idle machine; CI's shared machines once took 6.7 s)."""
+"""How long a cancelled stream may take to end: half the patient tool's timeout, so a stream
+that ends within it was stopped by the cancel. It is a bound, not a speed target (the stop
+takes about 0.4 s on an idle machine; CI's shared machines once took 6.7 s)."""
 
 
 @pytest.fixture
 def patient_chat(stack: AgentStack) -> Iterator[ScriptedChat]:
-    """A chat whose tools wait on the upstream for as long as `PATIENT_TOOL_TIMEOUT_S`."""
-    patient = AgentStack(
-        stack.settings.model_copy(update={"tool_timeout_s": PATIENT_TOOL_TIMEOUT_S}),
-        stack.upstream,
-    )
+    """A chat whose tools wait on the upstream for a minute: a call in flight ends by a cancel
+    or a dropped connection (the upstream's hang is longer still), never by its own deadline."""
+    patient = stack.patient()
     audit = MemoryAudit()
     model = ScriptedModel(calls=[])
     app, store, _ = chat_app(patient, model, audit)
@@ -259,7 +254,7 @@ async def confirm_and_drop_in_flight(
 
 
 async def wait_unlocked(chat: ChatServer, conversation: str) -> None:
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + CANCEL_BOUND_S
     while True:
         record = await chat.store.get(conversation)
         if record is not None and record.locked_by is None:
@@ -278,14 +273,13 @@ def told(events: list[Any]) -> str:
 
 
 async def test_a_confirmed_write_dropped_in_flight_is_reported_as_status_unknown(
-    chat: ScriptedChat,
+    patient_chat: ScriptedChat,
 ):
-    # Given a confirmed deploy whose upstream call takes 1.5 s, and a client that goes away
-    # while it is in flight (the upstream still applies it)
+    chat = patient_chat
+    # Given a confirmed deploy whose upstream call does not answer, and a client that goes away
+    # while it is in flight (the upstream may still apply it: nobody can know)
     conversation, card = await deploy_card(chat)
-    chat.stack.upstream.plan.add(
-        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=1.5)
-    )
+    chat.stack.upstream.plan.add("POST", "/api/dashboards/deploy", Fault(FaultKind.HANG))
     await confirm_and_drop_in_flight(chat, conversation, card)
     await wait_unlocked(chat, conversation)
     # Then the confirmation records that the call started, the retry is refused as answered
@@ -495,8 +489,9 @@ def outcome_records(chat: ScriptedChat, call_id: str) -> list[AuditKind]:
 
 
 async def test_two_writes_in_one_message_get_one_card_and_the_other_is_not_run(
-    chat: ScriptedChat,
+    patient_chat: ScriptedChat,
 ):
+    chat = patient_chat
     # Given the model asks for a deploy and a branch in one message
     chat.model.calls = [DEPLOY_CALL, BRANCH_CALL]
     status, events, _ = await post_stream(
@@ -511,9 +506,7 @@ async def test_two_writes_in_one_message_get_one_card_and_the_other_is_not_run(
     conversation = events[-1].data["metadata"]["conversation_id"]
     await wait_for(lambda: "task_token" in confirmation_item(chat, cards[0]["confirmation_id"]))
     # When the card is confirmed, after the connection dropped once mid-call and a retry
-    chat.stack.upstream.plan.add(
-        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=1.5)
-    )
+    chat.stack.upstream.plan.add("POST", "/api/dashboards/deploy", Fault(FaultKind.HANG))
     await confirm_and_drop_in_flight(chat, conversation, cards[0])
     await wait_unlocked(chat, conversation)
     status, _, refused_again = await post_stream(
@@ -530,13 +523,12 @@ async def test_two_writes_in_one_message_get_one_card_and_the_other_is_not_run(
 
 @pytest.mark.parametrize("resume_from", [None, 1], ids=["from the start", "from the card"])
 async def test_a_reconnect_from_before_the_card_still_says_status_unknown(
-    chat: ScriptedChat, resume_from: int | None
+    patient_chat: ScriptedChat, resume_from: int | None
 ):
+    chat = patient_chat
     # Given a confirmed deploy dropped in flight
     conversation, card = await deploy_card(chat)
-    chat.stack.upstream.plan.add(
-        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=1.5)
-    )
+    chat.stack.upstream.plan.add("POST", "/api/dashboards/deploy", Fault(FaultKind.HANG))
     await confirm_and_drop_in_flight(chat, conversation, card)
     await wait_unlocked(chat, conversation)
     # When the page reconnects and replays from the start (a fresh load) or from the card

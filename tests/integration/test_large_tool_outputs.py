@@ -71,7 +71,8 @@ def _origin(stack: AgentStack, **chat_options: Any) -> Iterator[Origin]:
 
 @pytest.fixture
 def origin(stack: AgentStack) -> Iterator[Origin]:
-    yield from _origin(stack)
+    # tests of size: an upstream building a megabyte may take seconds on a busy machine
+    yield from _origin(stack.patient())
 
 
 def types(events: list[dict[str, Any]]) -> list[str | None]:
@@ -229,7 +230,7 @@ def origin_without_bucket(stack: AgentStack) -> Iterator[Origin]:
         region=stack.settings.aws_region,
         endpoint_url=stack.settings.aws_endpoint_url,
     )
-    yield from _origin(stack, outputs=missing)
+    yield from _origin(stack.patient(), outputs=missing)
 
 
 def test_a_storage_failure_ends_the_stream_cleanly_and_history_stays_readable(

@@ -593,7 +593,7 @@ def token_client(
     """The chat's service-token client with the template's credentials (from moto)."""
     clock = (lambda: now[0]) if now is not None else time.time
     credentials = client_credentials_from(settings, secrets_reader_from(settings))
-    return ServiceTokenClient(url, credentials, timeout_s=2, clock=clock)
+    return ServiceTokenClient(url, credentials, timeout_s=15, clock=clock)  # a busy moto: seconds
 
 
 def asyncio_run(awaitable: Coroutine[Any, Any, Any]) -> Any:

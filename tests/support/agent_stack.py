@@ -7,7 +7,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import Field
@@ -107,6 +107,10 @@ class RecordingOfflineModel(OfflineChatModel):
         return bound
 
 
+PATIENT_TOOL_TIMEOUT_S: Final = 60.0
+"""A tool timeout far beyond any wait of the tests that use it (`AgentStack.patient`)."""
+
+
 @dataclass
 class AgentStack:
     """Everything a test needs to run turns as the chat function will."""
@@ -119,6 +123,14 @@ class AgentStack:
         self.policy = tool_policy_from(self.settings)
         self._users = user_issuer(self.settings)
         self._service = service_token_issuer_from(self.settings)
+
+    def patient(self, tool_timeout_s: float = PATIENT_TOOL_TIMEOUT_S) -> AgentStack:
+        """This stack with tools that wait `tool_timeout_s` on the upstream: for tests of size or
+        of stopping, which a busy machine must not turn into a test of the integration suite's
+        2 s tool deadline."""
+        return AgentStack(
+            self.settings.model_copy(update={"tool_timeout_s": tool_timeout_s}), self.upstream
+        )
 
     def agent(
         self,

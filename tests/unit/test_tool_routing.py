@@ -213,11 +213,14 @@ class GatedEmbedder:
 
     def __init__(self, failures: int = 0) -> None:
         self.gate = threading.Event()
+        self.entered = threading.Event()
+        """Set once a call is under way (the warm-up thread may start late)."""
         self.calls = 0
         self.failures = failures
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.calls += 1
+        self.entered.set()
         if self.failures:
             self.failures -= 1
             raise RuntimeError("throttled")
@@ -236,6 +239,7 @@ def test_a_router_warmed_elsewhere_routes_on_keywords_until_its_examples_are_emb
     # While the examples embed in the background, a query keywords miss is routed at once
     warming = threading.Thread(target=router.warm)
     warming.start()
+    assert embedder.entered.wait(10)  # the warm-up is embedding, held at the gate
     started = time.monotonic()
     before = router.route("hello there", ALL_TOOLS)
     assert time.monotonic() - started < 5  # it did not wait for the gate's 10 s

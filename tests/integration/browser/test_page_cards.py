@@ -134,15 +134,20 @@ def test_the_timer_reaches_zero_and_the_card_says_it_expired(sites, upstream_ser
 
 
 def confirmed_deploy_in_flight(site: PageStack, tab: AgentPage) -> str:
-    """A staging deploy confirmed from the page whose upstream call takes 3 s; the conversation."""
+    """A staging deploy confirmed from the page whose upstream call never answers (the tool's
+    15 s deadline ends it, if nothing else does first); the conversation, once the call reached
+    the upstream."""
     ask_for_card(tab, "задеплой этот дашборд в staging")
     site.stack.upstream.plan.add(
-        "POST", "/api/dashboards/deploy", Fault(FaultKind.DELAY, seconds=3, times=1)
+        "POST", "/api/dashboards/deploy", Fault(FaultKind.HANG, seconds=60, times=1)
     )
     tab.by("confirm-accept").click()
     deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
     expect(deploy).to_have_attribute("data-state", "running")
-    tab.page.wait_for_timeout(500)  # the call has left for the upstream
+    deadline = time.monotonic() + 15
+    while site.deploys() == 0:  # the call has left for the upstream
+        assert time.monotonic() < deadline, "the confirmed deploy never reached the upstream"
+        tab.page.wait_for_timeout(50)
     return tab.conversation_id()
 
 
