@@ -4,6 +4,7 @@ same origin, moto and the sample upstream behind them, the offline model answeri
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -72,6 +73,12 @@ class ModelKnobs:
     """The next calls that fail, as when the provider is down."""
     token_delay_s: float = 0.01
     """The pause before each streamed word (a slow answer, to stop or reload in the middle)."""
+    hold_after: str | None = None
+    """Once the streamed answer contains this, the stream holds for a minute (until its run is
+    cancelled): what comes after it can only come if nothing stopped the run."""
+
+
+HOLD_S: Final = 60.0
 
 
 class FlakyOfflineModel(RecordingOfflineModel):
@@ -91,8 +98,13 @@ class FlakyOfflineModel(RecordingOfflineModel):
     async def _astream(self, *args: Any, **kwargs: Any) -> Any:
         self._fail_if_told()
         self.token_delay_s = self.knobs.token_delay_s
+        said, held = "", False
         async for chunk in super()._astream(*args, **kwargs):
             yield chunk
+            said += chunk.text
+            if not held and self.knobs.hold_after and self.knobs.hold_after in said:
+                held = True
+                await asyncio.sleep(HOLD_S)
 
 
 @dataclass

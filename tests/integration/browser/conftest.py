@@ -36,7 +36,7 @@ expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 PAGE_TOOL_TIMEOUT: dict[str, Any] = {"tool_timeout_s": 15}
 SITES: dict[str, dict[str, Any]] = {
     "default": PAGE_TOOL_TIMEOUT,
-    "quick_expiry": {**PAGE_TOOL_TIMEOUT, "confirmation_timeout_s": 4},
+    "quick_expiry": {**PAGE_TOOL_TIMEOUT, "confirmation_timeout_s": 8},
     "confirm_reads": {**PAGE_TOOL_TIMEOUT, "confirm_read_tools": ["search_dashboards"]},
     # a deployment with limits of its own on files
     "small_files": {**PAGE_TOOL_TIMEOUT, "attachment_max_bytes": 2048, "attachment_max_files": 2},
@@ -85,6 +85,7 @@ def site(sites: Callable[[str], PageStack], upstream_server: SampleUpstream) -> 
     built = sites("default")
     built.model.knobs.failures_left = 0
     built.model.knobs.token_delay_s = 0.01
+    built.model.knobs.hold_after = None
     built.service_tokens.available = True
     return built
 

@@ -61,7 +61,8 @@ def test_an_upstream_failure_shows_a_crossed_tool_card_with_the_detail(site: Pag
 
 
 def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack, tabs: Tabs):
-    site.model.knobs.token_delay_s = 0.15
+    # the answer holds after its first tool's name for a minute: only a stop can end it sooner
+    site.model.knobs.hold_after = "show_capabilities"
     try:
         tab = tabs(site, site.token("engineer")).open()
         tab.send(LONG)
@@ -71,12 +72,14 @@ def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack
         stopped = tab.last_answer()
         assert "superset_explore_database" not in stopped  # the tail never came
         # the conversation is not held: the next message is answered
+        site.model.knobs.hold_after = None
         site.model.knobs.token_delay_s = 0.0
         tab.send("какие есть окружения?")
         tab.wait_answered()
         expect(tab.by("busy-notice")).to_have_count(0)
         expect(tab.by("error-card")).to_have_count(0)
     finally:
+        site.model.knobs.hold_after = None
         site.model.knobs.token_delay_s = 0.01
 
 
