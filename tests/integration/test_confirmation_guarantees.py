@@ -88,15 +88,19 @@ class ScriptedChat(ChatServer):
     model: ScriptedModel
 
 
-@pytest.fixture
-def chat(stack: AgentStack) -> Iterator[ScriptedChat]:
+def scripted_chat(stack: AgentStack, model: ScriptedModel) -> Iterator[ScriptedChat]:
+    """The chat function under uvicorn over `stack`, answered by `model`."""
     audit = MemoryAudit()
-    model = ScriptedModel(calls=[])
     app, store, _ = chat_app(stack, model, audit)
     with serve(app, lifespan="on") as url:
         server = ScriptedChat(url, stack, store, audit)
         server.model = model
         yield server
+
+
+@pytest.fixture
+def chat(stack: AgentStack) -> Iterator[ScriptedChat]:
+    yield from scripted_chat(stack, ScriptedModel(calls=[]))
 
 
 CANCEL_BOUND_S: Final = 30.0
@@ -109,14 +113,7 @@ takes about 0.4 s on an idle machine; CI's shared machines once took 6.7 s)."""
 def patient_chat(stack: AgentStack) -> Iterator[ScriptedChat]:
     """A chat whose tools wait on the upstream for a minute: a call in flight ends by a cancel
     or a dropped connection (the upstream's hang is longer still), never by its own deadline."""
-    patient = stack.patient()
-    audit = MemoryAudit()
-    model = ScriptedModel(calls=[])
-    app, store, _ = chat_app(patient, model, audit)
-    with serve(app, lifespan="on") as url:
-        server = ScriptedChat(url, patient, store, audit)
-        server.model = model
-        yield server
+    yield from scripted_chat(stack.patient(), ScriptedModel(calls=[]))
 
 
 async def card_for(
@@ -439,13 +436,7 @@ class ModelFailingAfterTheTool(ScriptedModel):
 
 @pytest.fixture
 def failing_chat(stack: AgentStack) -> Iterator[ScriptedChat]:
-    audit = MemoryAudit()
-    model = ModelFailingAfterTheTool(calls=[DEPLOY_CALL])
-    app, store, _ = chat_app(stack, model, audit)
-    with serve(app, lifespan="on") as url:
-        server = ScriptedChat(url, stack, store, audit)
-        server.model = model
-        yield server
+    yield from scripted_chat(stack, ModelFailingAfterTheTool(calls=[DEPLOY_CALL]))
 
 
 async def test_a_confirmed_call_whose_run_failed_afterwards_is_never_called_cancelled(

@@ -79,6 +79,7 @@ class ModelKnobs:
 
 
 HOLD_S: Final = 60.0
+"""How long `ModelKnobs.hold_after` holds an answer."""
 
 
 class FlakyOfflineModel(RecordingOfflineModel):
