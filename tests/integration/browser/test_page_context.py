@@ -164,7 +164,12 @@ def test_the_demo_sign_in_picks_a_role_and_the_page_then_works(site: PageStack, 
         expect(tab.by("demo-signin")).to_be_visible()
         tab.by("demo-role-analyst").click()
         expect(tab.by("demo-signin")).to_have_count(0)
-        tab.send("задеплой этот дашборд в staging")
+        # The page starts again after the sign-in (environments, file limits): Enter sends once
+        # Send is enabled, and before that keeps the text unsent, as a person would see it
+        composer = tab.by("composer")
+        composer.fill("задеплой этот дашборд в staging")
+        expect(tab.by("send")).to_be_enabled()
+        composer.press("Enter")
         tab.wait_answered()
         # The analyst's token is the one sent: the agent is not even offered the write
         assert "требует роль engineer" in tab.last_answer()
