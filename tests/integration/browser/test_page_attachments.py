@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from tests.support.browser import AgentPage, PageStack
 
@@ -20,6 +20,15 @@ def orders_csv(tmp_path: Path, name: str = "orders.csv") -> Path:
     path = tmp_path / name
     path.write_bytes(ORDERS_CSV)
     return path
+
+
+def expect_uploaded(tab: AgentPage, count: int) -> Locator:
+    """The composer's chips: `count` of them, each done (its bytes are in the bucket)."""
+    chips = tab.by("attachment-chip")
+    expect(chips).to_have_count(count)
+    for n in range(count):
+        expect(chips.nth(n)).to_have_attribute("data-state", "done", timeout=15_000)
+    return chips
 
 
 def test_a_csv_attached_in_the_composer_is_answered_and_downloadable_after_a_reload(
@@ -74,10 +83,7 @@ def test_a_sixth_file_is_refused_in_the_users_words_and_nothing_of_it_uploads(
     files = [str(orders_csv(tmp_path, f"part-{n}.csv")) for n in range(1, 7)]
     tab.by("attach-input").set_input_files(files)
     # Then five become chips and upload; the sixth is refused, by name, before any upload
-    chips = tab.by("attachment-chip")
-    expect(chips).to_have_count(5)
-    for n in range(5):
-        expect(chips.nth(n)).to_have_attribute("data-state", "done", timeout=15_000)
+    chips = expect_uploaded(tab, 5)
     refusal = tab.by("attachment-error")
     expect(refusal).to_have_count(1)
     expect(refusal).to_contain_text("Можно приложить не больше 5 файлов")
@@ -103,10 +109,7 @@ def test_a_deployments_own_limits_are_the_ones_the_page_refuses_by(
     # When the user chooses four files, one of them over the limit
     tab.by("attach-input").set_input_files([str(path) for path in files])
     # Then the page refuses by the deployment's limits, not its defaults, in the server's words
-    chips = tab.by("attachment-chip")
-    expect(chips).to_have_count(2)
-    for n in range(2):
-        expect(chips.nth(n)).to_have_attribute("data-state", "done", timeout=15_000)
+    expect_uploaded(tab, 2)
     refusals = tab.by("attachment-error")
     expect(refusals).to_have_count(2)
     expect(refusals.nth(0)).to_have_text("Файл «big.csv» больше 2 КБ: его размер 3 КБ.")

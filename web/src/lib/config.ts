@@ -30,7 +30,8 @@ function pick<K extends keyof PageConfig>(
   return (valid(value) ? value : DEFAULT_CONFIG[key]) as PageConfig[K];
 }
 
-const nonNegativeInt = (value: unknown) =>
+/** Whether a parsed JSON value is a whole number ≥ 0 (a count, a size, milliseconds). */
+export const nonNegativeInt = (value: unknown): value is number =>
   typeof value === "number" && Number.isInteger(value) && value >= 0;
 
 /** Merges a parsed config.json over the defaults, ignoring fields of the wrong type. */

@@ -1,3 +1,5 @@
+import { nonNegativeInt } from "../lib/config";
+
 /** The chat's own limits, as the page tells the person before sending. */
 
 /** A message's length limit: the chat refuses a longer one (`MAX_MESSAGE_CHARS` in
@@ -43,18 +45,15 @@ export const DEFAULT_FILE_LIMITS: FileLimits = {
   contentTypes: ATTACHMENT_TYPES,
 };
 
-const count = (value: unknown): value is number =>
-  typeof value === "number" && Number.isInteger(value) && value >= 0;
-
 /** The server's answer as limits; a field missing or of the wrong type keeps its default. */
 export function fileLimitsFrom(raw: unknown): FileLimits {
   if (typeof raw !== "object" || raw === null) return DEFAULT_FILE_LIMITS;
   const answer = raw as Record<string, unknown>;
   const types = answer.content_types;
   return {
-    maxBytes: count(answer.max_bytes) ? answer.max_bytes : DEFAULT_FILE_LIMITS.maxBytes,
-    maxFiles: count(answer.max_files) ? answer.max_files : DEFAULT_FILE_LIMITS.maxFiles,
-    maxNameChars: count(answer.max_name_chars)
+    maxBytes: nonNegativeInt(answer.max_bytes) ? answer.max_bytes : DEFAULT_FILE_LIMITS.maxBytes,
+    maxFiles: nonNegativeInt(answer.max_files) ? answer.max_files : DEFAULT_FILE_LIMITS.maxFiles,
+    maxNameChars: nonNegativeInt(answer.max_name_chars)
       ? answer.max_name_chars
       : DEFAULT_FILE_LIMITS.maxNameChars,
     contentTypes:
