@@ -229,6 +229,31 @@ def test_a_file_attached_before_is_sent_again_as_it_was_checked(origin: Origin):
     assert httpx.get(link["url"], timeout=30).content == first
 
 
+def test_no_cache_keeps_a_history_a_download_link_or_a_downloaded_file(origin: Origin):
+    """A shared cache or the browser's disk must not keep what one user reads (docs/rest-api.md):
+    the history, the link (a bearer URL for 5 minutes) and the file S3 serves say `no-store`."""
+    # Given a user's file, attached to a message
+    user = origin.user()
+    file_id = origin.upload(user, "orders.csv", big_csv(3), "text/csv")
+    status, events = origin.chat(user, "сколько строк в файле?", [file_id])
+    assert status == 200
+    # When the page reads the history and the download link, and the browser follows the link
+    history = httpx.get(
+        f"{origin.url}/api/assistant/history",
+        params={"conversation_id": events[-1]["conversation_id"]},
+        headers=user.headers,
+    )
+    link = httpx.get(f"{origin.url}{FILES}/{file_id}/download", headers=user.headers)
+    downloaded = httpx.get(link.json()["url"], timeout=30)
+    # Then each answer forbids storing it, and the API's own answers forbid sniffing too
+    for answer in (history, link):
+        assert answer.status_code == 200
+        assert answer.headers["cache-control"] == "no-store"
+        assert answer.headers["x-content-type-options"] == "nosniff"
+    assert downloaded.status_code == 200
+    assert downloaded.headers["cache-control"] == "no-store"
+
+
 # --- Refusals: nothing is written -------------------------------------------------------------
 
 

@@ -174,6 +174,9 @@ def test_a_large_output_is_kept_whole_and_shown_everywhere(origin: Origin, text:
     fetched = origin.get(ref, alice)
     assert fetched.status_code == 200
     assert fetched.headers["content-type"].startswith("application/json")
+    # (kept by no cache: it is one user's data, docs/rest-api.md)
+    assert fetched.headers["cache-control"] == "no-store"
+    assert fetched.headers["x-content-type-options"] == "nosniff"
     assert fetched.content == full_bytes
     other = origin.get(ref, origin.user())
     assert other.status_code == 404

@@ -42,4 +42,5 @@ def test_the_download_link_serves_an_attachment_of_the_checked_type():
     query = parse_qs(urlparse(url).query)
     assert query["response-content-disposition"] == ["attachment; filename*=UTF-8''a%20b.csv"]
     assert query["response-content-type"] == ["text/csv"]
+    assert query["response-cache-control"] == ["no-store"]
     assert query["X-Amz-Expires"] == ["300"]

@@ -3,7 +3,7 @@
 The browser uploads with a presigned POST whose policy this adapter writes (the key, the type, the
 name's metadata and the length are fixed); the chat reads what a message attaches and writes the
 bytes it checked under `attachments/` (never over an object there), then removes the upload; the
-owner downloads through a presigned GET that serves an attachment.
+owner downloads through a presigned GET that serves an attachment, stored by no cache.
 boto3 is synchronous; every call runs in a worker thread so the event loop keeps streaming.
 """
 
@@ -20,6 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sstools_agent.domain.attachments import NAME_META, PresignedUpload, StoredFile
 from sstools_agent.domain.ports import BlobStoreError
+from sstools_agent.domain.private_responses import NO_STORE
 
 _MISSING_KEY_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 _META_FIELD = f"x-amz-meta-{NAME_META}"
@@ -124,6 +125,8 @@ class S3AttachmentStore:
             "Key": key,
             "ResponseContentDisposition": disposition,
             "ResponseContentType": content_type,
+            # One user's file: no cache on the way keeps it (S3 has no override for nosniff)
+            "ResponseCacheControl": NO_STORE,
         }
 
         def sign() -> str:

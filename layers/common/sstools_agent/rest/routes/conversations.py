@@ -8,6 +8,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import APIRouter, Header, Query, Response
 
 from sstools_agent.domain.conversations import MessageRole, iso_time
+from sstools_agent.domain.private_responses import PRIVATE_RESPONSE_HEADERS
 from sstools_agent.rest.deps import (
     API_OBSERVABILITY,
     Api,
@@ -80,11 +81,15 @@ async def list_conversations(
 
 
 @router.get("/api/assistant/history", responses=responses(401, 404))
-async def history(caller: Caller, api: Api, query: Annotated[HistoryQuery, Query()]) -> HistoryPage:
-    """A conversation's messages in order, with tool calls and confirmations."""
+async def history(
+    caller: Caller, api: Api, query: Annotated[HistoryQuery, Query()], response: Response
+) -> HistoryPage:
+    """A conversation's messages in order, with tool calls and confirmations (kept by no
+    cache: `PRIVATE_RESPONSE_HEADERS`)."""
     conversation, listing = await api.conversations.history(
         caller.subject, query.conversation_id, limit=query.limit, cursor=query.cursor
     )
+    response.headers.update(PRIVATE_RESPONSE_HEADERS)
     return HistoryPage(
         conversation_id=conversation.conversation_id,
         is_archived=conversation.is_archived,
@@ -130,9 +135,9 @@ async def tool_output(
     api: Api,
 ) -> Response:
     """A tool output too large for the history, whole (the history holds its summary and this
-    path as `output_ref`); another user's is 404 like a missing one."""
+    path as `output_ref`), kept by no cache; another user's is 404 like a missing one."""
     kept = await api.conversations.tool_output(caller.subject, id, tool_call_id)
-    return Response(kept, media_type="application/json")
+    return Response(kept, media_type="application/json", headers=PRIVATE_RESPONSE_HEADERS)
 
 
 @router.delete(CONVERSATION, responses=responses(401, 404))

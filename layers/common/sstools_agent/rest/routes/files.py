@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Response
 
 from sstools_agent.domain.attachments import FILE_ID_PATTERN
+from sstools_agent.domain.private_responses import PRIVATE_RESPONSE_HEADERS
 from sstools_agent.rest.deps import Api, Caller, responses
 from sstools_agent.rest.schemas import DownloadAnswer, FileLimitsAnswer, UploadAnswer, UploadBody
 
@@ -35,8 +36,9 @@ async def limits(caller: Caller, api: Api) -> FileLimitsAnswer:
 
 
 @router.get(f"{FILES}/{{file_id}}/download", responses=responses(401, 404))
-async def download(file_id: FileId, caller: Caller, api: Api) -> DownloadAnswer:
+async def download(file_id: FileId, caller: Caller, api: Api, response: Response) -> DownloadAnswer:
     """A link, valid for 5 minutes, that serves the caller's file as an attachment; 404 for
-    another user's file or one that is gone."""
+    another user's file or one that is gone. The link is a bearer URL: kept by no cache."""
     link = await api.files.download(caller.subject, file_id)
+    response.headers.update(PRIVATE_RESPONSE_HEADERS)
     return DownloadAnswer(url=link.url, expires_at=link.expires_at)
