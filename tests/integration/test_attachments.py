@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import boto3
 import httpx
@@ -252,6 +253,66 @@ def test_no_cache_keeps_a_history_a_download_link_or_a_downloaded_file(origin: O
         assert answer.headers["x-content-type-options"] == "nosniff"
     assert downloaded.status_code == 200
     assert downloaded.headers["cache-control"] == "no-store"
+
+
+def test_a_name_of_200_cyrillic_characters_is_uploaded_kept_and_downloaded_under_it(
+    origin: Origin,
+):
+    # Given a name at the limit in a script of 2 bytes a character (and 6 percent-encoded)
+    user = origin.user()
+    name = ("Ежемесячный отчёт по заказам, " * 7)[:196] + ".csv"
+    assert len(name) == 200
+    # When it is uploaded through the presigned POST, attached and downloaded
+    file_id = origin.upload(user, name, big_csv(3), "text/csv")
+    status, events = origin.chat(user, "сколько строк в файле?", [file_id])
+    assert status == 200, events
+    history = httpx.get(
+        f"{origin.url}/api/assistant/history",
+        params={"conversation_id": events[-1]["conversation_id"]},
+        headers=user.headers,
+    ).json()["items"]
+    link = httpx.get(f"{origin.url}{FILES}/{file_id}/download", headers=user.headers).json()
+    downloaded = httpx.get(link["url"], timeout=30)
+    # Then the history and the download name it exactly
+    assert history[0]["attachments"][0]["name"] == name
+    assert downloaded.headers["content-disposition"] == (
+        f"attachment; filename*=UTF-8''{quote(name, safe='')}"
+    )
+    # And one character more is refused with the limit and the name's length
+    refused = origin.ask_upload(user, name + "я", "text/csv", 10)
+    assert refused.status_code == 422
+    assert refused.json()["detail"] == (
+        f"Имя файла «{name[:40]}…» длиннее 200 символов: в нём 201."
+    )
+
+
+def test_a_file_kept_before_names_read_as_they_were_written_then(origin: Origin):
+    # Given a file kept when names were percent-encoded metadata
+    user = origin.user()
+    file_id = uuid.uuid4().hex
+    origin.s3().put_object(
+        Bucket=origin.stack.settings.attachment_bucket,
+        Key=attached_key(user.subject, file_id),
+        Body=b"a,b\n1,2\n",
+        ContentType="text/csv",
+        Metadata={"name": quote("отчёт за май.csv", safe="")},
+    )
+    # When its owner downloads it, or attaches it again
+    link = httpx.get(f"{origin.url}{FILES}/{file_id}/download", headers=user.headers).json()
+    downloaded = httpx.get(link["url"], timeout=30)
+    status, events = origin.chat(user, "сколько строк в файле?", [file_id])
+    # Then it keeps its name
+    assert downloaded.headers["content-disposition"] == (
+        f"attachment; filename*=UTF-8''{quote('отчёт за май.csv', safe='')}"
+    )
+    assert status == 200, events
+    (conversation,) = origin.conversations(user)
+    history = httpx.get(
+        f"{origin.url}/api/assistant/history",
+        params={"conversation_id": conversation["id"]},
+        headers=user.headers,
+    ).json()["items"]
+    assert history[0]["attachments"][0]["name"] == "отчёт за май.csv"
 
 
 # --- Refusals: nothing is written -------------------------------------------------------------

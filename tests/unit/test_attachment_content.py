@@ -23,11 +23,16 @@ from sstools_agent.domain.attachment_content import (
 )
 from sstools_agent.domain.attachments import (
     ATTACHMENTS_OFF,
+    MAX_NAME_CHARS,
+    NAME_META,
+    S3_USER_METADATA_BYTES,
     AttachmentInfo,
     AttachmentLimits,
     AttachmentRejected,
     allowed_type,
     checked_name,
+    name_from_metadata,
+    name_metadata,
 )
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 from tests.support.files import JPEG, PDF, PNG
@@ -157,9 +162,43 @@ def test_names_lose_invisible_characters_and_paths(name: str, shown: str):
     assert checked_name(name) == shown
 
 
-def test_a_name_too_long_for_s3_metadata_is_refused():
-    with pytest.raises(AttachmentRejected, match="Имя файла длиннее"):
-        checked_name("😀" * 150)
+@pytest.mark.parametrize(
+    "letter", ["a", "я", "中", "😀"], ids=["ascii", "cyrillic", "cjk", "emoji"]
+)
+def test_every_name_of_200_characters_fits_s3_metadata_and_reads_back(letter: str):
+    # Given the longest name allowed, in a script of 1 to 4 bytes a character
+    name = letter * MAX_NAME_CHARS
+    # Then it is kept, within S3's 2 KB of user metadata (key and value, the name is all there
+    # is), and reads back as it was
+    assert checked_name(name) == name
+    kept = name_metadata(name)
+    assert kept.isascii()
+    assert len(NAME_META) + len(kept.encode()) <= S3_USER_METADATA_BYTES
+    assert name_from_metadata(kept) == name
+
+
+def test_a_name_over_the_limit_says_the_limit_and_its_length():
+    with pytest.raises(AttachmentRejected) as refused:
+        checked_name("отчёт" * 50)
+    assert str(refused.value) == f"Имя файла «{'отчёт' * 8}…» длиннее 200 символов: в нём 250."
+    assert refused.value.reason == "name_too_long"
+
+
+@pytest.mark.parametrize(
+    ("kept", "name"),
+    [
+        ("%D0%BE%D1%82%D1%87%D1%91%D1%82.csv", "отчёт.csv"),  # written before: percent-encoded
+        ("orders.csv", "orders.csv"),
+        ("a%20b%25.csv", "a b%.csv"),
+        ("=?UTF-8?B?0L7RgtGH0ZHRgi5jc3Y=?=", "отчёт.csv"),  # written now
+        ("=?utf-8?b?0L7RgtGH0ZHRgi5jc3Y=?=", "отчёт.csv"),
+        ("=?UTF-8?Q?=D0=BE=D1=82=D1=87=D1=91=D1=82.csv?=", "отчёт.csv"),  # as S3 may answer
+        ("=?UTF-8?B?0L7RgtGH?= =?UTF-8?B?0ZHRgi5jc3Y=?=", "отчёт.csv"),
+        ("=?x-unknown?B?0L7RgtGH0ZHRgi5jc3Y=?=", "отчёт.csv"),
+    ],
+)
+def test_a_name_reads_back_from_metadata_written_before_or_now(kept: str, name: str):
+    assert name_from_metadata(kept) == name
 
 
 def test_only_utf8_text_is_allowed():

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from local.page import LOCAL_BUILD
 from sstools_agent.chat.request import MAX_MESSAGE_CHARS
@@ -15,6 +18,8 @@ from sstools_agent.domain.attachments import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_FILES,
     MAX_NAME_CHARS,
+    AttachmentRejected,
+    checked_name,
 )
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 from tests.support.browser import TOKEN_KEY
@@ -56,3 +61,22 @@ def test_the_page_knows_the_default_attachment_limits_and_types():
 
 def test_the_page_says_attachments_are_off_as_the_server_does():
     assert json.loads(_constant("ui/attachments.ts", "ATTACHMENTS_OFF")) == ATTACHMENTS_OFF
+
+
+NAME_CASES: list[dict[str, Any]] = json.loads(
+    (WEB / "ui/attachment-names.cases.json").read_text(encoding="utf-8")
+)
+"""Names the page's own test (`ui/attachments.test.ts`) refuses or counts by the same table."""
+
+
+@pytest.mark.parametrize("case", NAME_CASES, ids=[case["says"] for case in NAME_CASES])
+def test_the_page_counts_and_refuses_a_name_as_the_server_does(case: dict[str, Any]):
+    name = "".join(text * times for text, times in case["parts"])
+    if case["refusal"] is not None:
+        with pytest.raises(AttachmentRejected) as refused:
+            checked_name(name)
+        assert str(refused.value) == case["refusal"]
+        return
+    shown = checked_name(name)
+    assert len(shown) == case["chars"]
+    assert shown == case.get("shown", shown)

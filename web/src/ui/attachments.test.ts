@@ -6,7 +6,9 @@ import {
   formatSize,
   openDownload,
   pastedName,
+  shownName,
 } from "./attachments";
+import nameCases from "./attachment-names.cases.json";
 import {
   DEFAULT_FILE_LIMITS,
   fileLimitsFrom,
@@ -40,7 +42,29 @@ describe("fileRefusal", () => {
     expect(fileRefusal("page.html", 10, "text/html")).toMatch(
       /^Файлы этого типа нельзя приложить: «page\.html» \(text\/html\)\. Можно: текст, CSV/,
     );
-    expect(fileRefusal(`${"a".repeat(201)}.csv`, 10, "text/csv")).toMatch(/длиннее 200 символов/);
+    expect(fileRefusal(`${"a".repeat(201)}.csv`, 10, "text/csv")).toMatch(
+      /длиннее 200 символов: в нём 205\.$/,
+    );
+  });
+});
+
+/** A name the server refuses or counts the same way (`tests/unit/test_page_contract.py` reads
+ * the same table against `checked_name`). */
+interface NameCase {
+  says: string;
+  parts: [string, number][];
+  shown?: string;
+  chars: number;
+  refusal: string | null;
+}
+
+describe("a file's name", () => {
+  it.each(nameCases as NameCase[])("is refused and counted as the server does: $says", (c) => {
+    const name = c.parts.map(([text, times]) => text.repeat(times)).join("");
+    expect(fileRefusal(name, 10, "text/csv")).toBe(c.refusal);
+    const shown = shownName(name);
+    expect([...shown].length).toBe(c.chars);
+    if (c.shown !== undefined) expect(shown).toBe(c.shown);
   });
 });
 

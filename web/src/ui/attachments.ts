@@ -19,6 +19,20 @@ export const ALLOWED_KINDS = "текст, CSV, JSON, SQL, Markdown, PNG, JPEG, P
 /** What the page says when the deployment takes no files (`ATTACHMENT_MAX_FILES` 0). */
 export const ATTACHMENTS_OFF = "Файлы к сообщениям здесь не прикладываются.";
 
+/** Controls, format characters (a right-to-left override) and line breaks: spaces in a name. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/** A name as the server keeps it and counts its characters (`checked_name` in
+ * `sstools_agent/domain/attachments.py`; `attachment-names.cases.json` holds the two equal):
+ * composed (NFC), invisible characters as spaces, no path, runs of spaces as one. */
+export function shownName(name: string): string {
+  const visible = name.normalize("NFC").replace(INVISIBLE, " ").replace(/[/\\]/g, "_");
+  return visible
+    .split(/\p{Zs}+/u)
+    .filter((word) => word !== "")
+    .join(" ");
+}
+
 /** The one file's refusal in the user's words, or null when it may be uploaded. */
 export function fileRefusal(
   name: string,
@@ -26,9 +40,12 @@ export function fileRefusal(
   contentType: string,
   limits: FileLimits = DEFAULT_FILE_LIMITS,
 ): string | null {
-  if (name.trim() === "") return "У файла нет имени.";
-  if (name.length > limits.maxNameChars) {
-    return `Имя файла «${name.slice(0, 40)}…» длиннее ${limits.maxNameChars} символов.`;
+  // Characters as the server counts them: code points, so an emoji is one, not two
+  const chars = [...shownName(name)];
+  if (chars.length === 0) return "У файла нет имени.";
+  if (chars.length > limits.maxNameChars) {
+    const start = chars.slice(0, 40).join("");
+    return `Имя файла «${start}…» длиннее ${limits.maxNameChars} символов: в нём ${chars.length}.`;
   }
   if (!limits.contentTypes.includes(contentType)) {
     return `Файлы этого типа нельзя приложить: «${name}»${contentType ? ` (${contentType})` : ""}. Можно: ${ALLOWED_KINDS}.`;

@@ -13,7 +13,8 @@ export const MAX_ATTACHMENT_BYTES = 10_485_760;
 /** Files in one message at most (`ATTACHMENT_MAX_FILES`). */
 export const MAX_ATTACHMENT_FILES = 5;
 
-/** A file name's length limit (`MAX_NAME_CHARS` in `sstools_agent/domain/attachments.py`). */
+/** A file name's length limit in characters, counted as the server counts them (`shownName`;
+ * `MAX_NAME_CHARS` in `sstools_agent/domain/attachments.py`). */
 export const MAX_ATTACHMENT_NAME_CHARS = 200;
 
 /** The types a file may be declared as (`ALLOWED_TYPES`). */

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import anyio
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sstools_agent.domain.attachments import NAME_META, PresignedUpload, StoredFile
+from sstools_agent.domain.attachments import (
+    NAME_META,
+    PresignedUpload,
+    StoredFile,
+    name_from_metadata,
+    name_metadata,
+)
 from sstools_agent.domain.ports import BlobStoreError
 from sstools_agent.domain.private_responses import NO_STORE
 
@@ -52,7 +58,7 @@ class S3AttachmentStore:
     async def presigned_upload(
         self, key: str, content_type: str, max_bytes: int, name: str, expires_s: int
     ) -> PresignedUpload:
-        fields = {"Content-Type": content_type, _META_FIELD: quote(name, safe="")}
+        fields = {"Content-Type": content_type, _META_FIELD: name_metadata(name)}
         conditions: list[Any] = [
             {"bucket": self.bucket},
             ["eq", "$key", key],
@@ -78,7 +84,7 @@ class S3AttachmentStore:
                 if _missing(error):
                     return None
                 raise
-            name = unquote(answer.get("Metadata", {}).get(NAME_META, ""))
+            name = name_from_metadata(answer.get("Metadata", {}).get(NAME_META, ""))
             return StoredFile(
                 int(answer["ContentLength"]), str(answer.get("ContentType", "")), name
             )
@@ -106,7 +112,7 @@ class S3AttachmentStore:
                     Key=key,
                     Body=data,
                     ContentType=content_type,
-                    Metadata={NAME_META: quote(name, safe="")},
+                    Metadata={NAME_META: name_metadata(name)},
                     IfNoneMatch="*",
                 )
             except ClientError as error:

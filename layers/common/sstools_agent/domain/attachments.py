@@ -10,16 +10,21 @@ API needs too.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
+from email.header import decode_header
 from typing import Any, Final
-from urllib.parse import quote
+from urllib.parse import unquote
 
 DEFAULT_MAX_BYTES: Final = 10 * 1024 * 1024
 DEFAULT_MAX_FILES: Final = 5
 MAX_NAME_CHARS: Final = 200
+"""A file name's length limit, in characters (Unicode code points) of the name as kept
+(`checked_name`); the page counts the same way (`web/src/ui/attachments.ts`, a shared table of
+cases holds the two equal). Any 200 characters fit S3's metadata (`name_metadata`)."""
 UPLOAD_EXPIRES_S: Final = 600
 """How long a presigned upload may start after it was given."""
 DOWNLOAD_EXPIRES_S: Final = 300
@@ -34,10 +39,12 @@ ALLOWED_TYPES: Final = TEXT_TYPES | BINARY_TYPES
 TYPE_ALIASES: Final = {"text/x-sql": "application/sql", "application/x-sql": "application/sql"}
 """Other names browsers give an allowed type; the allowed name is what is kept."""
 NAME_META: Final = "name"
-"""The object metadata key that holds the file's name (percent-encoded: S3 metadata is ASCII)."""
-
-MAX_NAME_META_BYTES: Final = 1024
-"""The name as percent-encoded metadata at most (S3 allows 2 KB of user metadata in all)."""
+"""The object metadata key that holds the file's name (`name_metadata`: S3 metadata is ASCII),
+the only user metadata an attachment has."""
+S3_USER_METADATA_BYTES: Final = 2048
+"""S3's limit on an object's user metadata: the UTF-8 bytes of every key and value together."""
+_NAME_META_PREFIX: Final = "=?UTF-8?B?"
+_NAME_PREVIEW_CHARS: Final = 40
 _UNSAFE_NAME: Final = re.compile(r"[/\\]")
 _INVISIBLE: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
 """Controls, format characters (a right-to-left override) and line breaks: never in a name."""
@@ -124,11 +131,38 @@ def checked_name(name: str) -> str:
     cleaned = " ".join(_UNSAFE_NAME.sub("_", visible).split())
     if not cleaned:
         raise AttachmentRejected("У файла нет имени.", reason="no_name")
-    if len(cleaned) > MAX_NAME_CHARS or len(quote(cleaned, safe="")) > MAX_NAME_META_BYTES:
+    if len(cleaned) > MAX_NAME_CHARS:
         raise AttachmentRejected(
-            f"Имя файла длиннее {MAX_NAME_CHARS} символов.", reason="name_too_long"
+            f"Имя файла «{cleaned[:_NAME_PREVIEW_CHARS]}…» длиннее {MAX_NAME_CHARS} символов: "
+            f"в нём {len(cleaned)}.",
+            reason="name_too_long",
         )
     return cleaned
+
+
+def name_metadata(name: str) -> str:
+    """A name as S3 metadata: its UTF-8 in base64, as an RFC 2047 word (the form S3 documents
+    for text that is not ASCII). At most 4 bytes a character, 4/3 for base64: 200 characters
+    of any script are at most 1080 bytes, within `S3_USER_METADATA_BYTES` (percent-encoding
+    took 6 bytes for a Cyrillic letter, 12 for an emoji)."""
+    return f"{_NAME_META_PREFIX}{base64.b64encode(name.encode()).decode()}?="
+
+
+def name_from_metadata(value: str) -> str:
+    """The name `name_metadata` wrote, or S3 answers for it (RFC 2047 in any of its forms), or a
+    name written before it, percent-encoded (which never starts with `=?`: `=` was encoded)."""
+    if not value.startswith("=?"):
+        return unquote(value)
+    return "".join(_decoded(part, charset) for part, charset in decode_header(value))
+
+
+def _decoded(part: bytes | str, charset: str | None) -> str:
+    if isinstance(part, str):
+        return part
+    try:
+        return part.decode(charset or "utf-8", "replace")
+    except LookupError:  # a charset Python does not know: the name's UTF-8 is what was written
+        return part.decode("utf-8", "replace")
 
 
 def owner_digest(owner: str) -> str:

@@ -161,6 +161,8 @@ class FileLimitsAnswer(BaseModel):
     max_files: int
     """Files in one message at most (`ATTACHMENT_MAX_FILES`)."""
     max_name_chars: int
+    """A name's characters at most, counted as `checked_name` keeps it (code points: an emoji is
+    one); any script fits, the page counts the same way."""
     content_types: list[str]
     """The types a file may be declared as."""
 
