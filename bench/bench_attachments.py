@@ -1,30 +1,31 @@
 """`make bench` (part 7): what a chat message's files cost before its stream opens, at the limits.
 
-For the worst file of each type at the size limit (a JSON array of 3.5 M empty objects, a JSON of
-side-by-side 60-deep chains, a CSV of 5 M one-character rows, Markdown prose, SQL, a PNG and a PDF
-of padding), and for five such JSON files in one message, a fresh process puts the files in the
-in-memory store and times `ChatAttachments.checked`: the whole of what a turn does with its files
-before the lock and the stream (read, checks, the model's data blocks). The rest of the turn
-(the lock, the model) does not depend on the files: this time is what the files add to the time
-to first byte. Each process reports:
+For the worst file of each type at the size limit (a JSON array of 3.5 M empty objects, a JSON
+of side-by-side 32-deep chains of lists, a CSV of 5 M one-character rows, Markdown prose, SQL, a
+PNG and a PDF of padding), and for five of either JSON file in one message, a fresh process puts the
+files in the in-memory store and times `ChatAttachments.checked`: the whole of what a turn does
+with its files before the lock and the stream (read, checks, the model's data blocks). The rest
+of the turn (the lock, the model) does not depend on the files: this time is what the files add
+to the time to first byte. Each process reports:
 
 - the check's wall time, which adds to the turn's time to first byte;
-- the peak RSS it added (`ru_maxrss` after the check minus before it, the files already built and
-  stored: what the check itself took on top of the bytes read);
+- the peak RSS it added (VmHWM after the check, the peak reset just before it, minus the RSS
+  then, the files already read from disk and stored: what the check took on top of the bytes);
 - the event loop's longest stall while the check ran (a task that sleeps 5 ms and notes how late
-  it woke): how long another user's turn in the same process waits behind the check.
+  it woke): how long another user's turn in the same process waits behind the check;
+- the RSS before the check: the process with the chat stack imported and the files' bytes held.
 
-    python -m bench.bench_attachments            # every case
-    python -m bench.bench_attachments CASE N     # one case, N files (the child process)
+    python -m bench.bench_attachments                 # every case
+    python -m bench.bench_attachments CASE N PATH     # one case, N files of PATH's bytes (child)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,10 +57,10 @@ def _padded(signature: bytes) -> bytes:
 
 CASES: dict[str, tuple[str, str, Callable[[], bytes]]] = {
     "json_empty_objects": ("a.json", "application/json", lambda: _repeat(b"[", b"{}", b"]")),
-    "json_deep_chains": (
+    "json_deep_chains": (  # 32 levels (the deepest the check takes), a list on each
         "a.json",
         "application/json",
-        lambda: _repeat(b"[", b"[" * 60 + b"]" * 60, b"]"),
+        lambda: _repeat(b"[", b"[0," * 30 + b"0" + b"]" * 30, b"]"),
     ),
     "csv_tiny_rows": ("a.csv", "text/csv", lambda: _repeat(b"n\n", b"1", b"\n", b"\n")),
     "markdown_prose": (
@@ -74,11 +75,22 @@ CASES: dict[str, tuple[str, str, Callable[[], bytes]]] = {
 RUNS: tuple[tuple[str, int], ...] = (
     *((case, 1) for case in CASES),
     ("json_empty_objects", DEFAULT_MAX_FILES),
+    ("json_deep_chains", DEFAULT_MAX_FILES),
 )
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _status_mb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _reset_peak_rss() -> float:
+    """The peak RSS set to the RSS now (Linux: `5` to clear_refs), which it returns: the imports
+    and the files' reading peaked higher than a bounded check does."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status_mb("VmRSS")
 
 
 async def _stalls(stop: asyncio.Event, worst: list[float]) -> None:
@@ -88,11 +100,12 @@ async def _stalls(stop: asyncio.Event, worst: list[float]) -> None:
         worst[0] = max(worst[0], time.perf_counter() - started - 0.005)
 
 
-async def one(case: str, count: int) -> dict[str, float]:
-    """In this process: `count` files of `case` checked as a chat message's files."""
-    name, content_type, make = CASES[case]
+async def one(case: str, count: int, path: Path) -> dict[str, float]:
+    """In this process: `count` files of `case` (its bytes in `path`) checked as a chat
+    message's files."""
+    name, content_type, _ = CASES[case]
     store = MemoryAttachmentStore()
-    data = make()
+    data = path.read_bytes()
     ids = [f"{n:032x}" for n in range(count)]
     stored = StoredFile(len(data), content_type, name)
     for file_id in ids:
@@ -103,7 +116,7 @@ async def one(case: str, count: int) -> dict[str, float]:
     small = small if content_type != "text/csv" else b"n\n1\n"
     store.objects[upload_key(OWNER, warm_id)] = (small, StoredFile(len(small), content_type, name))
     await attachments.checked(OWNER, [warm_id])
-    before = _rss_mb()
+    before = _reset_peak_rss()
     stop, worst = asyncio.Event(), [0.0]
     watcher = asyncio.create_task(_stalls(stop, worst))
     await asyncio.sleep(0.02)
@@ -115,7 +128,8 @@ async def one(case: str, count: int) -> dict[str, float]:
     assert len(checked) == count
     return {
         "seconds": elapsed,
-        "peak_rss_mb": _rss_mb() - before,
+        "peak_rss_mb": _status_mb("VmHWM") - before,
+        "rss_before_mb": before,
         "stall_s": worst[0],
         "file_mb": len(data) / 1024 / 1024,
     }
@@ -128,11 +142,15 @@ def main() -> None:
     )
     print(
         f"  {'case':22} {'files':>5} {'check, s':>9} {'peak RSS added, MB':>19} "
-        f"{'loop stall, ms':>15}"
+        f"{'loop stall, ms':>15} {'RSS before, MB':>15}"
     )
+    files = Path(tempfile.mkdtemp(prefix="bench-attachments-"))
     for case, count in RUNS:
+        path = files / case
+        if not path.exists():
+            path.write_bytes(CASES[case][2]())
         result = subprocess.run(
-            [sys.executable, "-m", "bench.bench_attachments", case, str(count)],
+            [sys.executable, "-m", "bench.bench_attachments", case, str(count), str(path)],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -141,12 +159,12 @@ def main() -> None:
         got = json.loads(result.stdout.strip().splitlines()[-1])
         print(
             f"  {case:22} {count:5d} {got['seconds']:9.2f} {got['peak_rss_mb']:19.0f} "
-            f"{got['stall_s'] * 1000:15.0f}"
+            f"{got['stall_s'] * 1000:15.0f} {got['rss_before_mb']:15.0f}"
         )
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3:
-        print(json.dumps(asyncio.run(one(sys.argv[1], int(sys.argv[2])))))
+    if len(sys.argv) == 4:
+        print(json.dumps(asyncio.run(one(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])))))
     else:
         main()
