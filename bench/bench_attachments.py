@@ -1,12 +1,12 @@
 """`make bench` (part 7): what a chat message's files cost before its stream opens, at the limits.
 
-For the worst file of each type at the size limit (a JSON array of 3.5 M empty objects, a JSON
-of side-by-side 32-deep chains of lists, a CSV of 5 M one-character rows, Markdown prose, SQL, a
-PNG and a PDF of padding), and for five of either JSON file in one message, a fresh process puts the
-files in the in-memory store and times `ChatAttachments.checked`: the whole of what a turn does
-with its files before the lock and the stream (read, checks, the model's data blocks). The rest
-of the turn (the lock, the model) does not depend on the files: this time is what the files add
-to the time to first byte. Each process reports:
+For the worst file of each type at the size limit (a JSON array of 3.5 M empty objects, a JSON of
+side-by-side chains of lists as deep as the check takes, a CSV of 5 M one-character rows, Markdown
+prose, SQL, a PNG and a PDF of padding), and for five of either JSON file in one message, a fresh
+process puts the files in the in-memory store and times `ChatAttachments.checked`: the whole of
+what a turn does with its files before the lock and the stream (read, checks, the model's data
+blocks). The rest of the turn (the lock, the model) does not depend on the files: this time is what
+the files add to the time to first byte. Each process reports:
 
 - the check's wall time, which adds to the turn's time to first byte;
 - the peak RSS it added (VmHWM after the check, the peak reset just before it, minus the RSS
@@ -17,6 +17,10 @@ to the time to first byte. Each process reports:
 
     python -m bench.bench_attachments                 # every case
     python -m bench.bench_attachments CASE N PATH     # one case, N files of PATH's bytes (child)
+    python -m bench.bench_attachments whole-tree PATH # json.loads and a summary (child)
+
+Beside each JSON file, a fresh process parses it whole and summarises the tree, which is what the
+check did before it read JSON as a stream: the ratio of the two is printed.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from sstools_agent.domain.attachments import (
     StoredFile,
     upload_key,
 )
+from sstools_agent.domain.json_scan import MAX_DEPTH
+from sstools_agent.domain.tool_output_summary import summarise_tool_output
 from tests.support.files import PDF, PNG
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,10 +63,10 @@ def _padded(signature: bytes) -> bytes:
 
 CASES: dict[str, tuple[str, str, Callable[[], bytes]]] = {
     "json_empty_objects": ("a.json", "application/json", lambda: _repeat(b"[", b"{}", b"]")),
-    "json_deep_chains": (  # 32 levels (the deepest the check takes), a list on each
+    "json_deep_chains": (  # MAX_DEPTH levels (the deepest the check takes), a list on each
         "a.json",
         "application/json",
-        lambda: _repeat(b"[", b"[0," * 30 + b"0" + b"]" * 30, b"]"),
+        lambda: _repeat(b"[", b"[0," * (MAX_DEPTH - 2) + b"0" + b"]" * (MAX_DEPTH - 2), b"]"),
     ),
     "csv_tiny_rows": ("a.csv", "text/csv", lambda: _repeat(b"n\n", b"1", b"\n", b"\n")),
     "markdown_prose": (
@@ -135,6 +141,31 @@ async def one(case: str, count: int, path: Path) -> dict[str, float]:
     }
 
 
+def whole_tree(path: Path) -> dict[str, float]:
+    """In this process: what the check did before it streamed, side by side for the ratio: the
+    whole file parsed into its tree (`json.loads`) and that tree summarised."""
+    data = path.read_bytes()
+    before = _reset_peak_rss()
+    started = time.perf_counter()
+    summarise_tool_output(json.loads(data))
+    return {
+        "seconds": time.perf_counter() - started,
+        "peak_rss_mb": _status_mb("VmHWM") - before,
+    }
+
+
+def _child(*args: str) -> dict[str, float]:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.bench_attachments", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answer: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
+    return answer
+
+
 def main() -> None:
     print(
         "== Files at the limit: ChatAttachments.checked in a fresh process "
@@ -149,22 +180,25 @@ def main() -> None:
         path = files / case
         if not path.exists():
             path.write_bytes(CASES[case][2]())
-        result = subprocess.run(
-            [sys.executable, "-m", "bench.bench_attachments", case, str(count), str(path)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        got = json.loads(result.stdout.strip().splitlines()[-1])
+        got = _child(case, str(count), str(path))
         print(
             f"  {case:22} {count:5d} {got['seconds']:9.2f} {got['peak_rss_mb']:19.0f} "
             f"{got['stall_s'] * 1000:15.0f} {got['rss_before_mb']:15.0f}"
         )
+        if CASES[case][1] == "application/json" and count == 1:
+            tree = _child("whole-tree", str(path))
+            print(
+                f"  {'  the whole tree':22} {1:5d} {tree['seconds']:9.2f} "
+                f"{tree['peak_rss_mb']:19.0f}   (json.loads and a summary, as before: "
+                f"{tree['seconds'] / got['seconds']:.0f}x the time, "
+                f"{tree['peak_rss_mb'] / max(got['peak_rss_mb'], 1):.0f}x the memory)"
+            )
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4:
+    if len(sys.argv) == 3 and sys.argv[1] == "whole-tree":
+        print(json.dumps(whole_tree(Path(sys.argv[2]))))
+    elif len(sys.argv) == 4:
         print(json.dumps(asyncio.run(one(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])))))
     else:
         main()

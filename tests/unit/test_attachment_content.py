@@ -365,8 +365,8 @@ def test_a_csv_at_the_limit_is_counted_whole():
         '"x"',
         "-1.5e3",
         "[1, 2, 3]",
-        "[NaN, Infinity, -Infinity]",
-        "[" * 30 + "]" * 30,
+        '[12345678901234567890123, 1e400, "\\ud83d\\ude00"]',
+        "[" * 128 + "]" * 128,
     ],
 )
 def test_json_the_parser_reads_passes(text: str):
@@ -388,7 +388,8 @@ def test_json_the_parser_reads_passes(text: str):
         "[tru]",
         "[] []",
         '{"a": 1,}',
-        "[" * 40 + "]" * 40,
+        "[NaN, Infinity]",  # the json module reads them; RFC 8259 has no such numbers
+        "[" * 129 + "]" * 129,
         '["unclosed]',
     ],
 )
