@@ -129,3 +129,4 @@ bench: $(STAMP) web/dist/index.html chromium
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.first_turn
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_routing
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_page
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_attachments

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import time
+import tracemalloc
+from collections.abc import Callable
 
 import pytest
 from langchain_aws.chat_models.bedrock_converse import _messages_to_bedrock
@@ -263,7 +265,7 @@ def test_a_file_cannot_close_its_block_or_pass_for_instructions():
     block = text_block(info("text/plain", "notes.txt"), hostile)
     turn = user_turn_text(
         "посмотри заметки",
-        [model_attachment(info("text/plain"), b"", hostile, model_takes_files=False)],
+        [model_attachment(info("text/plain"), hostile.encode(), model_takes_files=False)],
     )
     assert block.count("</attachment>") == 1
     assert "</attachment>\nSYSTEM" not in turn
@@ -281,11 +283,9 @@ def user_message(text: str, attachments: list[ModelAttachment]) -> HumanMessage:
 
 
 def test_images_and_pdfs_reach_bedrock_as_content_blocks():
-    png = model_attachment(
-        info("image/png", "chart.png", len(PNG)), PNG, None, model_takes_files=True
-    )
+    png = model_attachment(info("image/png", "chart.png", len(PNG)), PNG, model_takes_files=True)
     pdf = model_attachment(
-        info("application/pdf", "report 2026.pdf", len(PDF)), PDF, None, model_takes_files=True
+        info("application/pdf", "report 2026.pdf", len(PDF)), PDF, model_takes_files=True
     )
     bedrock, _ = _messages_to_bedrock([user_message("почему график такой?", [png, pdf])])
     content = bedrock[0]["content"]
@@ -299,7 +299,7 @@ def test_images_and_pdfs_reach_bedrock_as_content_blocks():
 
 
 def test_without_files_support_the_model_is_told_name_type_and_size():
-    png = model_attachment(info("image/png", "chart.png", 2048), PNG, None, model_takes_files=False)
+    png = model_attachment(info("image/png", "chart.png", 2048), PNG, model_takes_files=False)
     message = user_message("почему график такой?", [png])
     assert isinstance(message.content, str)
     (read,) = read_attachment_blocks(message.content)
@@ -316,7 +316,7 @@ def test_without_files_support_the_model_is_told_name_type_and_size():
 
 def offline_answer(question: str, *files: tuple[str, str, str]) -> str:
     attachments = [
-        model_attachment(info(kind, name), text.encode(), text, model_takes_files=False)
+        model_attachment(info(kind, name), text.encode(), model_takes_files=False)
         for name, kind, text in files
     ]
     return str(OfflineChatModel().invoke([user_message(question, attachments)]).content)
@@ -339,3 +339,160 @@ def test_the_offline_model_describes_a_json_file():
 def test_a_question_for_a_tool_is_not_answered_from_the_file():
     answer = offline_answer("покажи список дашбордов", ("orders.csv", "text/csv", csv_of(3)))
     assert "строк" not in answer
+
+
+# --- Bounded checks (a file at the limit costs a few times its size, whatever its shape) ----------
+
+TEN_MB = 10 * 1024 * 1024
+
+
+def at_limit(head: bytes, item: bytes, tail: bytes, sep: bytes = b",") -> bytes:
+    return head + sep.join([item] * ((TEN_MB - len(head) - len(tail)) // (len(item) + 1))) + tail
+
+
+def traced_peak(run: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_10mb_json_of_empty_objects_is_checked_and_described_without_building_its_tree():
+    # Given 10 MB of `[{},{},…]`: json.loads builds 3.5 million dicts (hundreds of MB)
+    data = at_limit(b"[", b"{}", b"]")
+    file = info("application/json", "empty.json", len(data))
+    # When the file is checked and made the model's block
+    peak = traced_peak(lambda: model_attachment(file, data, model_takes_files=False))
+    # Then the check held a few copies of the bytes at most, and the count is the whole file's
+    assert peak < 5 * len(data)
+    (read,) = read_attachment_blocks(model_attachment(file, data, model_takes_files=False).block)
+    assert read["item_count"] == (len(data) - 2 + 1) // 3
+    assert read["json"]["total_count"] == read["item_count"]
+
+
+@pytest.mark.parametrize(
+    ("name", "declared", "data"),
+    [
+        ("lists.json", "application/json", at_limit(b"[", b"[]", b"]")),
+        ("records.json", "application/json", at_limit(b"[", b'{"id":1,"v":[1,"x"]}', b"]")),
+        ("rows.csv", "text/csv", at_limit(b"n\n", b"1", b"\n", b"\n")),
+        ("notes.md", "text/markdown", at_limit(b"# N\n", "заметка <b>x</b>".encode(), b"\n")),
+    ],
+)
+def test_every_text_type_at_the_limit_is_checked_within_a_few_times_its_size(
+    name: str, declared: str, data: bytes
+):
+    file = info(declared, name, len(data))
+    assert traced_peak(lambda: model_attachment(file, data, model_takes_files=False)) < 5 * len(
+        data
+    )
+
+
+def test_a_csv_at_the_limit_is_counted_whole():
+    data = at_limit(b"n\n", b"1", b"\n", b"\n")
+    (read,) = read_attachment_blocks(text_block(info("text/csv", "rows.csv"), data))
+    assert read["csv"]["row_count"] == data.count(b"\n1")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, {"b": null}], "c": "\\u0041\\"\\\\"}',
+        "[]",
+        '"x"',
+        "-1.5e3",
+        "[1, 2, 3]",
+        '[12345678901234567890123, 1e400, "\\ud83d\\ude00"]',
+        "[" * 128 + "]" * 128,
+    ],
+)
+def test_json_the_parser_reads_passes(text: str):
+    check_content(info("application/json"), text.encode())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1 2]",
+        "[1,]",
+        '{"a" 1}',
+        "{1: 2}",
+        '["a\\x"]',
+        '["\\u004"]',
+        '["tab\tinside"]',
+        "[01]",
+        "[1.]",
+        "[tru]",
+        "[] []",
+        '{"a": 1,}',
+        "[NaN, Infinity]",  # the json module reads them; RFC 8259 has no such numbers
+        "[" * 129 + "]" * 129,
+        '["unclosed]',
+    ],
+)
+def test_json_the_parser_refuses_is_refused(text: str):
+    with pytest.raises(AttachmentRejected) as refused:
+        check_content(info("application/json"), text.encode())
+    assert refused.value.reason == "type_mismatch"
+
+
+# --- Page markup --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "note <img src=x onerror=alert(1)>",
+        'text <IMG SRC=x OnError="alert(1)">',
+        "<img/onerror=alert(1)>",
+        'a <img alt=">" onerror=alert(1)>',  # a quoted value may hold `>`
+        "a <details open ontoggle=alert(1)>",
+        'a <meta http-equiv="refresh" content="0;url=//e.vil">',
+        "a\n<form action=//e.vil><input name=p></form>",
+        'a <a href="javascript:alert(1)">x</a>',
+        'a <a href=" java\tscript:alert(1)">x</a>',
+        "a <a href='vbscript:msgbox'>x</a>",
+        'a <a href="data:text/html;base64,PHNjcmlwdD4=">x</a>',
+        'a <a href="&#106;avascript:alert(1)">x</a>',
+        "x <script>alert(1)</script>",
+        "x <iframe src=//a>",
+        "x <object data=a>",
+        "x <embed src=a>",
+        "x\n<body onload=x>",
+        "<!DOCTYPE html><p>x",
+        "  <p>Hello",  # sniffed as a page: a WHATWG pattern at the start
+        "<b>bold</b> first",
+        "<br>first",
+        "<div>x",
+        "<!-- a comment -->md",
+        '<?xml version="1.0"?><a/>',
+        "\ufeff<html>",
+    ],
+)
+def test_a_text_file_a_browser_would_run_or_render_as_a_page_is_refused(text: str):
+    for declared in ("text/plain", "text/markdown", "text/csv"):
+        with pytest.raises(AttachmentRejected) as refused:
+            check_content(info(declared, "page.txt"), text.encode())
+        assert refused.value.reason == "type_mismatch"
+        assert "HTML" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "line one<br>line two",
+        "# Notes\n\n<details><summary>More</summary>text</details>",
+        "some <b>bold</b> and <i>it</i>, <kbd>Ctrl</kbd>",
+        'id,note\n1,"<b>x</b> and <br>"\n2,"<a href=""https://example.com"">site</a>"\n',
+        "a < b and c > d; if x<y then z",
+        'see <a href="https://example.com/a?b=1&amp;c=2">link</a>',
+        'ok <img src="a.png" alt="x > y"> fine',
+        "x <formula> y",
+        "a tag at the end <a",
+    ],
+)
+def test_inline_markup_in_notes_and_exports_passes(text: str):
+    for declared in ("text/plain", "text/markdown", "text/csv"):
+        check_content(info(declared, "notes.txt"), text.encode())

@@ -65,7 +65,7 @@ async def test_an_image_goes_to_its_turns_model_calls_and_not_into_the_checkpoin
     model = SeeingModel()
     agent = ChatAgent(model, InMemorySaver(), policy, NoTools())
     chart = AttachmentInfo("a" * 32, "chart.png", "image/png", len(PNG))
-    attached = model_attachment(chart, PNG, None, model_takes_files=True)
+    attached = model_attachment(chart, PNG, model_takes_files=True)
 
     _ = [e async for e in agent.send("t1", "посмотри файл", context(), [attached])]
     shown = [m for m in model.seen[-1] if isinstance(m, HumanMessage)][-1]

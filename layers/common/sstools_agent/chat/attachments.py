@@ -5,17 +5,25 @@ caller's, is gone (expired or deleted), passes the limits, is of a type not allo
 bytes do not match its type; it answers each file as the model gets it, with the bytes it
 checked. `keep` writes those bytes under `attachments/` (kept with the conversation; an upload
 re-posted after the check cannot change them) and removes the upload (expired after a day). A
-file a message attached before may be attached again: it is read where it is kept.
+file a message attached before may be attached again: it is read where it is kept, and its
+verdict is remembered (a kept file never changes), so it is not checked again in this process.
+
+Files are checked one at a time, and one check at a time in the whole process (`_CHECKS`): a
+message's five files, or parallel requests, never hold more than one file's check in memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Final
 
-from sstools_agent.domain.attachment_content import ModelAttachment, check_content, model_attachment
+from sstools_agent.domain.attachment_content import ModelAttachment, model_attachment
 from sstools_agent.domain.attachments import (
+    BINARY_TYPES,
     AttachmentInfo,
     AttachmentLimits,
     AttachmentRejected,
@@ -26,6 +34,11 @@ from sstools_agent.domain.attachments import (
     upload_key,
 )
 from sstools_agent.domain.ports import AttachmentStore
+
+_CHECKS: Final = threading.BoundedSemaphore(1)
+"""One file check at a time in the process: its memory is never multiplied by parallel turns."""
+KEPT_VERDICTS: Final = 512
+"""Kept files whose checked form a process remembers (each at most a block of a few KB)."""
 
 NOT_FOUND_TEXT = (
     "Файл не найден: он удалён, его срок хранения истёк или он загружен другим "
@@ -47,6 +60,28 @@ class CheckedFile:
         return self.model.info
 
 
+class _Verdicts:
+    """The checked form of kept files, by key (a kept file is never replaced): the most recent
+    `KEPT_VERDICTS`, without the bytes of images and PDFs."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, int], ModelAttachment] = OrderedDict()
+
+    def get(self, key: str, size: int) -> ModelAttachment | None:
+        with self._lock:
+            found = self._kept.get((key, size))
+            if found is not None:
+                self._kept.move_to_end((key, size))
+            return found
+
+    def put(self, key: str, size: int, model: ModelAttachment) -> None:
+        with self._lock:
+            self._kept[(key, size)] = ModelAttachment(model.info, model.block)
+            while len(self._kept) > KEPT_VERDICTS:
+                self._kept.popitem(last=False)
+
+
 @dataclass(frozen=True, slots=True)
 class ChatAttachments:
     """Checks and keeps the files of chat messages."""
@@ -55,6 +90,7 @@ class ChatAttachments:
     limits: AttachmentLimits
     model_takes_files: bool = False
     """Whether images and PDFs go to the model as content blocks (Bedrock Converse)."""
+    verdicts: _Verdicts = field(default_factory=_Verdicts, compare=False)
 
     async def checked(self, owner: str, file_ids: Sequence[str]) -> list[CheckedFile]:
         """Each file, in the order sent; AttachmentRejected for the first file that may not be
@@ -64,7 +100,8 @@ class ChatAttachments:
         self.limits.check_count(len(file_ids))
         if len(set(file_ids)) != len(file_ids):
             raise AttachmentRejected("Один и тот же файл приложен дважды.", reason="duplicate")
-        return list(await asyncio.gather(*(self._checked(owner, each) for each in file_ids)))
+        # One after another: a message's files are never all in memory being checked at once
+        return [await self._checked(owner, each) for each in file_ids]
 
     async def _found(self, owner: str, file_id: str) -> tuple[str, StoredFile, bool]:
         """Where the file is: kept by an earlier message (what was checked then; an upload
@@ -80,18 +117,34 @@ class ChatAttachments:
         name = stored.name or file_id
         content_type = allowed_type(name, stored.content_type)
         self.limits.check_size(name, stored.size)
+        known = self.verdicts.get(key, stored.size) if kept else None
+        if known is not None and not self._needs_bytes(content_type):
+            return CheckedFile(known, b"", kept)  # a kept file is never kept again: no bytes
         data = await self.store.read(key)
         if data is None:  # removed between the two reads
             raise AttachmentRejected(NOT_FOUND_TEXT, file_id=file_id, reason="not_found")
         info = AttachmentInfo(file_id, name, content_type, len(data))
         self.limits.check_size(name, info.size)
-        # Up to seconds of CPU for a large file: off the event loop, which streams other turns
-        model = await asyncio.to_thread(self._read, info, data)
+        if known is not None:
+            return CheckedFile(ModelAttachment(info, known.block, data), data, kept)
+        # CPU work: off the event loop, which streams other turns
+        model = await asyncio.to_thread(self._read, info, data, key if kept else None)
         return CheckedFile(model, data, kept)
 
-    def _read(self, info: AttachmentInfo, data: bytes) -> ModelAttachment:
-        text = check_content(info, data)
-        return model_attachment(info, data, text, model_takes_files=self.model_takes_files)
+    def _needs_bytes(self, content_type: str) -> bool:
+        return self.model_takes_files and content_type in BINARY_TYPES
+
+    def _read(self, info: AttachmentInfo, data: bytes, kept_key: str | None) -> ModelAttachment:
+        with _CHECKS:
+            known = self.verdicts.get(kept_key, info.size) if kept_key else None
+            if known is not None:  # checked by a parallel request while this one waited
+                return ModelAttachment(
+                    info, known.block, data if self._needs_bytes(info.content_type) else None
+                )
+            model = model_attachment(info, data, model_takes_files=self.model_takes_files)
+        if kept_key is not None:
+            self.verdicts.put(kept_key, info.size, model)
+        return model
 
     async def keep(self, owner: str, files: Sequence[CheckedFile]) -> None:
         """Keeps the message's files where attached files are kept, as they were checked."""

@@ -2,12 +2,15 @@
 
 Nothing a user uploads is trusted. PNG, JPEG and PDF must carry their signature (`filetype`, the
 well-kept pure-Python magic-byte library: Lambda has no libmagic); a text type must be UTF-8 with
-no NUL, must not be a binary format `filetype` knows (a PNG named `.csv`), must not be HTML or SVG
-(a page declared as text), and JSON must parse.
+no NUL, must not be a binary format `filetype` knows (a PNG named `.csv`), must not be a page or
+carry active markup (`page_markup`), and JSON must parse (`json_scan`, without building its tree).
+Every check reads the bytes a window at a time in C: a file at the limit costs a few times its
+size in memory and well under a second or two of CPU, whatever its shape.
 
 Text-like files reach the model as a delimited, escaped data block, as tool outputs do (data,
 never instructions: a file cannot close its block), summarised structurally within a budget:
-CSV as its header, first rows and row count; JSON by the tool-output summariser; SQL as text with
+CSV as its header, first rows and row count; JSON by the tool-output summariser over its first
+`JSON_PREFIX_CHARS` characters, with the top level's item count of the whole file; SQL as text with
 the SQL classifier's verdict (never run: only a tool call, with its guardrails, runs SQL); text
 and Markdown cut at a sentence. PNG, JPEG and PDF go as content blocks when the model takes
 them; otherwise the block says the file's name, type and size.
@@ -16,9 +19,12 @@ them; otherwise the block says the file's name, type and size.
 from __future__ import annotations
 
 import base64
+import codecs
 import csv
 import io
+import itertools
 import json
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +38,8 @@ from sstools_agent.domain.attachments import (
     AttachmentRejected,
     megabytes,
 )
+from sstools_agent.domain.json_scan import WINDOW, JsonInvalid, JsonShape, prefix_value, scan_json
+from sstools_agent.domain.page_markup import page_markup
 from sstools_agent.domain.sql_classifier import classify_sql
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS, cut_text
 from sstools_agent.domain.tool_output_summary import summarise_tool_output as summarise_json
@@ -51,11 +59,12 @@ _BLOCK: Final = re.compile(
     + re.escape(ATTACHMENT_CLOSE),
     re.DOTALL,
 )
-_MARKUP: Final = re.compile(
-    r"<(?:!doctype\s+html|html|head|body|script|svg|iframe|object|embed|\?xml)\b", re.I
-)
-"""A page, not text: looked for anywhere in a file's first `MARKUP_WINDOW` characters."""
-MARKUP_WINDOW: Final = 4096
+JSON_PREFIX_CHARS: Final = 262_144
+"""The JSON the model's summary is built from at most (parsed in Python: about 50 ms); the
+top level's item or key count is the whole file's, the keys named are those in this prefix."""
+_CSV_COUNT_ROWS: Final = 20_000
+"""CSV rows counted in one C call (another turn's thread runs between two)."""
+_CONTINUATION_BYTES: Final = bytes(range(0x80, 0xC0))
 CSV_CELL_CHARS: Final = 120
 CSV_MAX_COLUMNS: Final = 100
 """Columns named in the block at most (the count is always given)."""
@@ -77,9 +86,26 @@ def _mismatch(info: AttachmentInfo, what: str) -> AttachmentRejected:
     )
 
 
-def check_content(info: AttachmentInfo, data: bytes) -> str | None:
-    """Checks `data` against `info.content_type`; the text of a text type (None for a binary
-    one). AttachmentRejected (type_mismatch) when they do not match."""
+def _body(data: bytes) -> bytes:
+    """A text file's bytes without the BOM."""
+    return data[3:] if data.startswith(codecs.BOM_UTF8) else data
+
+
+def _utf8(data: bytes) -> bool:
+    """Whether `data` is UTF-8, decoded a window at a time (never the whole text at once)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, len(data), WINDOW):
+            decoder.decode(data[start : start + WINDOW])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def check_content(info: AttachmentInfo, data: bytes) -> JsonShape | None:
+    """Checks `data` against `info.content_type`: AttachmentRejected (type_mismatch) when they
+    do not match. A JSON file's shape, learnt on the way (None for other types)."""
     sniffed = filetype.guess_mime(data)
     if info.content_type in BINARY_TYPES:
         if sniffed != info.content_type:
@@ -89,18 +115,17 @@ def check_content(info: AttachmentInfo, data: bytes) -> str | None:
         raise _mismatch(info, f"по сигнатуре это {sniffed}")
     if b"\x00" in data:
         raise _mismatch(info, "в тексте есть двоичные данные")
+    if not _utf8(data):
+        raise _mismatch(info, "текст не в кодировке UTF-8")
+    markup = page_markup(data)
+    if markup is not None:
+        raise _mismatch(info, markup)
+    if info.content_type != "application/json":
+        return None
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise _mismatch(info, "текст не в кодировке UTF-8") from None
-    if _MARKUP.search(text[:MARKUP_WINDOW]):
-        raise _mismatch(info, "это HTML, SVG или другая разметка страницы")
-    if info.content_type == "application/json":
-        try:
-            json.loads(text)
-        except (ValueError, RecursionError):
-            raise _mismatch(info, "это не JSON (или он вложен слишком глубоко)") from None
-    return text
+        return scan_json(_body(data))
+    except JsonInvalid:
+        raise _mismatch(info, "это не JSON (или он вложен слишком глубоко)") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +165,19 @@ def _header(info: AttachmentInfo) -> dict[str, Any]:
     return {"file": info.name, "content_type": info.content_type, "size_bytes": info.size}
 
 
+def _lines_with_cells(body: bytes, delimiter: bytes) -> int:
+    """Lines with more than separators and whitespace in them, a window at a time."""
+    count, start, size = 0, 0, len(body)
+    while start < size:
+        end = min(start + WINDOW, size)
+        if end < size:
+            cut = body.find(b"\n", end)
+            end = size if cut == -1 else cut
+        count += len(body[start:end].translate(None, delimiter + b" \t\r\x0b\x0c").split())
+        start = end
+    return count
+
+
 @dataclass(frozen=True, slots=True)
 class CsvFacts:
     """What one pass over a CSV keeps: its header, its first rows, and how many rows it has."""
@@ -149,26 +187,39 @@ class CsvFacts:
     row_count: int
 
     @classmethod
-    def read(cls, info: AttachmentInfo, text: str, keep: int = _FIRST_ROWS[0]) -> CsvFacts:
+    def read(cls, info: AttachmentInfo, data: bytes, keep: int = _FIRST_ROWS[0]) -> CsvFacts:
         """One streaming pass (a `;`, tab or `|` separator found by sniffing), empty rows left
-        out, cells cut; AttachmentRejected when the text is no CSV the csv module reads."""
+        out, cells cut; AttachmentRejected when the text is no CSV the csv module reads. The
+        text is decoded as it is read; rows after the first are counted in C."""
+        body = _body(data)
         try:
-            dialect: Any = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
+            sample = body[: 4 * 8192].decode("utf-8", "ignore")[:8192]
+            dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t|")
         except csv.Error:
             dialect = csv.excel
+        stream = io.TextIOWrapper(io.BytesIO(body), encoding="utf-8", newline="")
+        rows = csv.reader(stream, dialect)
         header: list[str] | None = None
         first: list[list[str]] = []
         count = 0
         try:
-            for row in csv.reader(io.StringIO(text), dialect):
+            for row in rows:
                 if not any(cell.strip() for cell in row):
                     continue
                 if header is None:
                     header = [cut_text(cell, CSV_CELL_CHARS) for cell in row]
                     continue
                 count += 1
-                if len(first) < keep:
-                    first.append([cut_text(cell, CSV_CELL_CHARS) for cell in row[:CSV_MAX_COLUMNS]])
+                first.append([cut_text(cell, CSV_CELL_CHARS) for cell in row[:CSV_MAX_COLUMNS]])
+                if len(first) >= keep:
+                    break
+            if len(first) >= keep and dialect.quotechar.encode() not in body:
+                # No quoting: a row is a line, counted over the bytes (not a row object each)
+                count = _lines_with_cells(body, dialect.delimiter.encode()) - 1
+            else:
+                while chunk := list(itertools.islice(rows, _CSV_COUNT_ROWS)):
+                    # a row counts when a cell holds more than whitespace, as above
+                    count += operator.countOf(map(bool, map(str.strip, map("".join, chunk))), True)
         except csv.Error as error:
             raise _mismatch(info, f"это не читается как CSV ({error})") from None
         return cls(header or [], first, count)
@@ -194,14 +245,6 @@ class CsvFacts:
         return block
 
 
-def _json_facts(value: Any) -> dict[str, Any]:
-    if isinstance(value, list):
-        return {"top_level": "array", "item_count": len(value)}
-    if isinstance(value, dict):
-        return {"top_level": "object", "keys": list(value)[:50], "key_count": len(value)}
-    return {"top_level": type(value).__name__}
-
-
 def _sql_facts(text: str) -> dict[str, Any]:
     shown = text[:SQL_CLASSIFIED_CHARS]
     verdict = classify_sql(shown)
@@ -219,31 +262,73 @@ def _sql_facts(text: str) -> dict[str, Any]:
     }
 
 
-def text_block(info: AttachmentInfo, text: str, budget: int = DEFAULT_BUDGET_CHARS) -> str:
-    """The data block of a text-like file, at most `budget` characters; AttachmentRejected for
-    a CSV the csv module cannot read."""
+def _json_block(info: AttachmentInfo, body: bytes, shape: JsonShape, budget: int) -> str:
+    head = _header(info)
+    facts: dict[str, Any] = {"top_level": shape.top_level}
+    if shape.top_level == "array":
+        facts["item_count"] = shape.item_count
+    if shape.top_level in {"array", "object"}:
+        value, whole = prefix_value(
+            body[: 4 * JSON_PREFIX_CHARS].decode("utf-8", "ignore")[:JSON_PREFIX_CHARS]
+        )
+    else:
+        value, whole = json.loads(body), True  # one scalar: at most a string as long as the file
+    if isinstance(value, dict):
+        facts |= {"keys": list(value)[:50], "key_count": shape.item_count}
+    if not whole:
+        facts["summarised_from"] = f"the first {JSON_PREFIX_CHARS} characters"
+    room = budget - len(_block(head | facts | {"json": None}))
+    for _ in range(_FIT_ATTEMPTS):
+        summary = json.loads(summarise_json(value, max(room, 2)).content)
+        if isinstance(value, list) and not whole:
+            summary = _whole_count(summary, shape.item_count or 0)
+        block = _block(head | facts | {"json": summary})
+        if len(block) <= budget:
+            return block
+        room -= len(block) - budget
+    return _cut_block(head)
+
+
+def _whole_count(summary: Any, item_count: int) -> Any:
+    """An array's summary made from its first items, told the whole file's count."""
+    if isinstance(summary, dict) and summary.get("truncated") is True and "items" in summary:
+        return summary | {"total_count": item_count}
+    if isinstance(summary, list):
+        items = {"items": summary, "total_count": item_count, "shown": len(summary)}
+        return items | {"truncated": True}
+    return summary
+
+
+def text_block(
+    info: AttachmentInfo,
+    text: str | bytes,
+    budget: int = DEFAULT_BUDGET_CHARS,
+    shape: JsonShape | None = None,
+) -> str:
+    """The data block of a text-like file (its bytes, or its text), at most `budget`
+    characters; AttachmentRejected for a CSV the csv module cannot read or a JSON that is not
+    one. Only a bounded prefix is decoded; counts run over the bytes."""
+    body = _body(text.encode() if isinstance(text, str) else text)
     head = _header(info)
     if info.content_type == "text/csv":
-        return CsvFacts.read(info, text).block_within(head, budget)
-    facts: dict[str, Any] = {}
+        return CsvFacts.read(info, body).block_within(head, budget)
     if info.content_type == "application/json":
-        value = json.loads(text)
-        facts = _json_facts(value)
-        room = budget - len(_block(head | facts | {"json": None}))
-        for _ in range(_FIT_ATTEMPTS):
-            summary = summarise_json(value, max(room, 2))
-            block = _block(head | facts | {"json": json.loads(summary.content)})
-            if len(block) <= budget:
-                return block
-            room -= len(block) - budget
-        return _cut_block(head)
+        if shape is None:
+            try:
+                shape = scan_json(body)
+            except JsonInvalid:
+                raise _mismatch(info, "это не JSON (или он вложен слишком глубоко)") from None
+        return _json_block(info, body, shape, budget)
+    shown = body[: 4 * max(budget, SQL_CLASSIFIED_CHARS)].decode("utf-8", "ignore")
+    facts: dict[str, Any] = {}
     if info.content_type == "application/sql":
-        facts = _sql_facts(text)
+        facts = _sql_facts(shown)
     key = "sql" if info.content_type == "application/sql" else "text"
-    facts |= {"chars": len(text), "lines": text.count("\n") + 1}
+    chars = len(body.translate(None, _CONTINUATION_BYTES))  # UTF-8: one lead byte a character
+    facts |= {"chars": chars, "lines": body.count(b"\n") + 1}
     room = budget - len(_block(head | facts | {key: ""}))
     for _ in range(_FIT_ATTEMPTS):
-        block = _block(head | facts | {key: cut_text(text, max(room, 0))})
+        block = _block(head | facts | {key: cut_text(shown, max(room, 0))})
         if len(block) <= budget:
             return block
         room -= len(block) - budget
@@ -267,11 +352,13 @@ def binary_block(info: AttachmentInfo, *, model_sees_it: bool) -> str:
 
 
 def model_attachment(
-    info: AttachmentInfo, data: bytes, text: str | None, *, model_takes_files: bool
+    info: AttachmentInfo, data: bytes, *, model_takes_files: bool
 ) -> ModelAttachment:
-    """The file as the model gets it (`text` is what `check_content` returned)."""
-    if text is not None:
-        return ModelAttachment(info, text_block(info, text))
+    """Checks `data` against its type (AttachmentRejected, as `check_content`), and the file as
+    the model gets it."""
+    shape = check_content(info, data)
+    if info.content_type not in BINARY_TYPES:
+        return ModelAttachment(info, text_block(info, data, shape=shape))
     block = binary_block(info, model_sees_it=model_takes_files)
     return ModelAttachment(info, block, data if model_takes_files else None)
 

@@ -1,0 +1,99 @@
+"""A JSON file checked and described without building its tree (an attached file, up to 10 MB).
+
+`json.loads` of 10 MB of `[{},{},…]` builds 3.5 million dicts (hundreds of MB) and seconds of
+CPU; the stdlib has no streaming parser. ijson's C backend (yajl) reads the bytes a buffer at a
+time and hands over one event per token, so memory stays a buffer whatever the file's shape:
+`scan_json` decides validity, the nesting and the top level's item count from the events, and
+`prefix_value` builds the value the first characters of a file hold, for the model's summary.
+
+The C backend is asked for by name: the pure-Python one would take minutes on a file at the limit.
+Strict JSON (RFC 8259): `NaN` and `Infinity`, which `json` reads, are no JSON here.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final
+
+import ijson  # type: ignore[import-untyped]
+
+_YAJL: Final = ijson.get_backend("yajl2_c")
+MAX_DEPTH: Final = 128
+"""Nesting a file may have: real exports are a few levels deep, and the model's summary walks
+the value it keeps by recursion."""
+WINDOW: Final = 256 * 1024
+"""Bytes read or decoded at once (the parser here, the text checks in `attachment_content`)."""
+
+_NUMBER_CHARS: Final = "0123456789.eE+-"
+_OPENS: Final = frozenset({"start_map", "start_array"})
+_CLOSES: Final = frozenset({"end_map", "end_array"})
+
+
+class JsonInvalid(ValueError):
+    """Not JSON (or nested deeper than `MAX_DEPTH`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JsonShape:
+    """What the model is told about the whole file: its top level and how many items it has."""
+
+    top_level: str
+    """array, object, str, int, float, bool or NoneType (as `type(value).__name__` says)."""
+    item_count: int | None = None
+    """An array's items or an object's keys."""
+
+
+_SCALAR_TYPES: Final = {
+    "string": "str",
+    "number": "float",  # a Decimal (what has a fraction or an exponent)
+    "integer": "int",
+    "boolean": "bool",
+    "null": "NoneType",
+}
+
+
+def _events(data: bytes) -> Iterator[tuple[str, Any]]:
+    # Numbers as int and Decimal: any size is JSON (floats overflow on `1e400`)
+    events: Iterator[tuple[str, Any]] = _YAJL.basic_parse(io.BytesIO(data), buf_size=WINDOW)
+    return events
+
+
+def scan_json(data: bytes) -> JsonShape:
+    """Checks that `data` (UTF-8, no BOM) is one JSON value; its shape. JsonInvalid if not."""
+    depth, items, top_level = 0, 0, ""
+    try:
+        for event, value in _events(data):
+            if depth == 1 and event not in _CLOSES and (top_level == "array" or event == "map_key"):
+                items += 1
+            if event in _OPENS:
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise JsonInvalid(f"nested deeper than {MAX_DEPTH} levels")
+                top_level = top_level or ("array" if event == "start_array" else "object")
+            elif event in _CLOSES:
+                depth -= 1
+            elif not top_level:
+                kind = "integer" if event == "number" and isinstance(value, int) else event
+                top_level = _SCALAR_TYPES[kind]
+    except ijson.JSONError as error:
+        raise JsonInvalid(str(error)) from None
+    if top_level in {"array", "object"}:
+        return JsonShape(top_level, items)
+    return JsonShape(top_level)
+
+
+def prefix_value(text: str) -> tuple[Any, bool]:
+    """The value `text` (the start of a valid JSON document) holds, containers left open at its
+    end closed and a token it cuts left out; and whether it was whole."""
+    builder = ijson.ObjectBuilder()
+    # A number the cut may have shortened (`12` of `1234`) is left out: the parser would keep it
+    shown = text.rstrip(_NUMBER_CHARS)
+    try:
+        for event, value in _events(shown.encode()):
+            builder.event(event, float(value) if isinstance(value, Decimal) else value)
+    except ijson.JSONError:  # the cut: what was built so far is the prefix's value
+        return getattr(builder, "value", None), False
+    return getattr(builder, "value", None), True

@@ -1,0 +1,67 @@
+"""The JSON check agrees with the json module on what it reads, and counts what it keeps."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sstools_agent.domain.json_scan import MAX_DEPTH, JsonInvalid, prefix_value, scan_json
+
+_NUMBERS = st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+_SCALARS = st.none() | st.booleans() | _NUMBERS | st.text()
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@given(_VALUES, st.sampled_from([None, 2]))
+def test_what_the_json_module_writes_is_read_whole_with_its_count(value: Any, indent: int | None):
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    shape = scan_json(text.encode())
+    assert shape.item_count == (len(value) if isinstance(value, list | dict) else None)
+    if isinstance(value, list | dict):
+        assert prefix_value(text) == (json.loads(text), True)
+
+
+@given(_VALUES, st.data())
+def test_a_cut_document_is_refused_and_its_prefix_holds_only_whole_tokens(value: Any, data: Any):
+    text = json.dumps(value, ensure_ascii=False)
+    cut = data.draw(st.integers(min_value=0, max_value=max(len(text) - 1, 0)))
+    if cut == 0 or not isinstance(value, list | dict):
+        return
+    with pytest.raises(JsonInvalid):
+        scan_json(text[:cut].encode())
+    built, whole = prefix_value(text[:cut])
+    assert not whole
+    # What the prefix holds is the start of the value, never a shortened number or string
+    assert _starts(built, value)
+
+
+def _starts(prefix: Any, value: Any) -> bool:
+    """Whether `prefix` is `value` with its last items (at any depth) left out or cut."""
+    if isinstance(prefix, list) and isinstance(value, list):
+        if not prefix:
+            return True
+        last = len(prefix) - 1
+        return prefix[:last] == value[:last] and _starts(prefix[last], value[last])
+    if isinstance(prefix, dict) and isinstance(value, dict):
+        return all(key in value and _starts(item, value[key]) for key, item in prefix.items())
+    return bool(prefix == value)
+
+
+@pytest.mark.parametrize("text", ["[NaN]", "[Infinity]", "[1 2]", "[1,]", "{'a': 1}", "[] []", ""])
+def test_what_is_no_json_is_refused(text: str):
+    with pytest.raises(JsonInvalid):
+        scan_json(text.encode())
+
+
+def test_nesting_is_read_to_its_limit_and_refused_past_it():
+    assert scan_json(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH).item_count == 1
+    with pytest.raises(JsonInvalid, match="deeper"):
+        scan_json(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
