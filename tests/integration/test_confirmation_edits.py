@@ -141,9 +141,14 @@ async def test_an_edit_the_user_may_not_run_is_refused_and_the_card_still_waits(
     ("change", "needle"),
     [
         ({"dashboard_ids": "десять"}, "dashboard_ids"),
+        # `true` would deploy dashboard 1 and 11.0 dashboard 11: an id is a whole number
+        ({"dashboard_ids": [True]}, "целое число"),
+        ({"dashboard_ids": [11.0]}, "целое число"),
+        ({"dashboard_ids": [11.5]}, "dashboard_ids"),
         ({"target_env_id": "nowhere"}, "nowhere"),
         ({"tool": "execute_migration"}, "tool"),
     ],
+    ids=["words", "true", "11.0", "11.5", "unknown environment", "another tool"],
 )
 async def test_invalid_edited_arguments_are_a_422_and_nothing_runs(
     chat: ChatServer, change: dict[str, Any], needle: str
