@@ -141,7 +141,7 @@ def test_an_integer_argument_refuses_booleans_and_fractions(
     spec: ToolSpec, argument: str, listed: bool, value: object
 ):
     # `true` would be 1 and 11.0 would be 11: a call that names neither is refused
-    args = spec.example_args | {argument: [value] if listed else value}
+    args = {**spec.example_args, argument: [value] if listed else value}
     with pytest.raises(ValidationError) as refused:
         spec.args_model.model_validate(args)
     assert "целое число" in str(refused.value)
@@ -157,6 +157,6 @@ def test_an_integer_argument_takes_a_number_or_its_digits(
 ):
     # Models often send ids as strings: "11" is 11
     for value in (11, "11"):
-        args = spec.example_args | {argument: [value] if listed else value}
+        args = {**spec.example_args, argument: [value] if listed else value}
         taken = spec.args_model.model_validate(args)
         assert getattr(taken, argument) == ([11] if listed else 11)
