@@ -11,6 +11,7 @@ import pytest
 from sstools_agent.domain.confirmations import (
     Confirmation,
     ConfirmationDecided,
+    ConfirmationEdit,
     ConfirmationForbidden,
     ConfirmationNotFound,
     ConfirmationStatus,
@@ -72,6 +73,48 @@ async def test_a_card_is_decided_exactly_once(confirmations: ConfirmationStore, 
     stored = await confirmations.get(confirmation.confirmation_id)
     assert stored is not None
     assert stored.status is status
+
+
+def an_edit(asks_again: bool = False) -> ConfirmationEdit:
+    return ConfirmationEdit(
+        edited_args={"dashboard_ids": [11], "note": "дашборд «Энергия»"},
+        fingerprint="e" * 64,
+        asks_again=asks_again,
+        edited_by="egor.engineer",
+    )
+
+
+@pytest.mark.parametrize(("status", "asks_again"), [(S.CONFIRMED, False), (S.SUPERSEDED, True)])
+async def test_an_edit_is_kept_in_the_decisions_own_write(
+    confirmations: ConfirmationStore, status: ConfirmationStatus, asks_again: bool
+):
+    # The edited arguments are on the card from the decision on: before the call can leave
+    confirmation = await created(confirmations)
+    edit = an_edit(asks_again)
+    decided = await confirmations.decide(
+        confirmation.confirmation_id, confirmation.user, status, edit
+    )
+    assert (decided.status, decided.edit) == (status, edit)
+    stored = await confirmations.get(confirmation.confirmation_id)
+    assert stored is not None
+    assert (stored.edit, stored.fingerprint) == (edit, confirmation.fingerprint)
+    assert stored.edited_args == edit.edited_args
+
+
+async def test_a_refused_decision_keeps_no_edit(confirmations: ConfirmationStore):
+    confirmation = await created(confirmations)
+    await confirmations.decide(confirmation.confirmation_id, confirmation.user, S.DENIED)
+    with pytest.raises(ConfirmationDecided):
+        await confirmations.decide(
+            confirmation.confirmation_id, confirmation.user, S.CONFIRMED, an_edit()
+        )
+    with pytest.raises(ConfirmationForbidden):
+        await confirmations.decide(
+            (await created(confirmations)).confirmation_id, "anna.admin", S.CONFIRMED, an_edit()
+        )
+    stored = await confirmations.get(confirmation.confirmation_id)
+    assert stored is not None
+    assert (stored.status, stored.edit, stored.edited_args) == (S.DENIED, None, None)
 
 
 async def test_another_users_decision_is_forbidden_and_changes_nothing(

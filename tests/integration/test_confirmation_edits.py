@@ -15,9 +15,13 @@ from typing import Any
 import httpx
 import pytest
 
-from sstools_agent.domain.audit import AuditKind
+from local.fault_injection import Fault, FaultKind
+from sstools_agent.domain.audit import AuditKind, args_hash
 from sstools_agent.wiring.chat import build_chat
 from tests.integration.test_chat_function import ChatServer, post_stream
+from tests.integration.test_confirmations import confirmation_item, wait_for
+from tests.support.agent_stack import PATIENT_TOOL_TIMEOUT_S
+from tests.support.chat_process import chat_process, lapse_lease
 from tests.support.seed import DASHBOARD_10, DATASET_15
 
 pytestmark = pytest.mark.anyio
@@ -141,9 +145,14 @@ async def test_an_edit_the_user_may_not_run_is_refused_and_the_card_still_waits(
     ("change", "needle"),
     [
         ({"dashboard_ids": "десять"}, "dashboard_ids"),
+        # `true` would deploy dashboard 1 and 11.0 dashboard 11: an id is a whole number
+        ({"dashboard_ids": [True]}, "целое число"),
+        ({"dashboard_ids": [11.0]}, "целое число"),
+        ({"dashboard_ids": [11.5]}, "dashboard_ids"),
         ({"target_env_id": "nowhere"}, "nowhere"),
         ({"tool": "execute_migration"}, "tool"),
     ],
+    ids=["words", "true", "11.0", "11.5", "unknown environment", "another tool"],
 )
 async def test_invalid_edited_arguments_are_a_422_and_nothing_runs(
     chat: ChatServer, change: dict[str, Any], needle: str
@@ -252,3 +261,68 @@ async def send_and_hang_up(chat: ChatServer, body: dict[str, Any], role: str) ->
             return
         assert time.monotonic() < deadline, "the server never let the conversation go"
         await asyncio.sleep(0.05)
+
+
+async def test_an_edited_call_whose_function_was_killed_in_flight_is_told_as_what_ran(
+    chat: ChatServer,
+):
+    # Given a card for dashboard 10, edited to 11, sent to a chat function whose deploy hangs
+    conversation, card = await ask(chat, "engineer")
+    await wait_for(lambda: "task_token" in confirmation_item(chat, card["confirmation_id"]))
+    edited = {**card["input"], "dashboard_ids": [11]}
+    chat.stack.upstream.plan.add(*DEPLOYS, Fault(FaultKind.HANG))
+    with chat_process(chat.stack.settings, tool_timeout_s=PATIENT_TOOL_TIMEOUT_S) as function:
+        async with (
+            httpx.AsyncClient(timeout=30) as client,
+            client.stream(
+                "POST",
+                f"{function.url}/api/agent/chat",
+                json=edit(conversation, card, edited),
+                headers=chat.headers(),
+            ) as response,
+        ):
+            assert response.status_code == 200
+            # When the function is killed while the edited deploy is in flight
+            await wait_for(lambda: chat.stack.upstream.plan.requests(*DEPLOYS) == 1, 60)
+            function.kill()
+    lapse_lease(chat.stack.settings, conversation)
+    # Then the journal names the edited call, beside the card's
+    item = confirmation_item(chat, card["confirmation_id"])
+    assert (item["status"], item["execution"]) == ("confirmed", "started")
+    assert json.loads(item["edited_args"]) == edited
+    assert item["edited_fingerprint"] != item["fingerprint"]
+    # And a reconnect says the status is unknown of the call that was sent
+    status, replay, _ = await post_stream(
+        chat, {"action": "resume", "conversation_id": conversation}
+    )
+    said = [e.data["content"] for e in replay if e.type is None]
+    assert status == 200
+    assert any("проверьте статус" in text and "[11]" in text for text in said), said
+    # When the user comes back with a new message
+    status, events, _ = await post_stream(
+        chat,
+        {"message": "ну что там?", "conversation_id": conversation, "ui_context": DASHBOARD_10},
+    )
+    assert status == 200
+    # Then the call's card shows the edited input, and its status unknown, naming dashboard 11
+    about = [
+        e.data for e in events if e.data["metadata"].get("tool_call_id") == card["tool_call_id"]
+    ]
+    assert [a["metadata"]["type"] for a in about] == ["tool_start", "tool_error"]
+    assert about[0]["metadata"]["input"] == edited
+    unknown = about[1]["metadata"]
+    assert unknown["code"] == "TOOL_OUTCOME_UNKNOWN"
+    assert "проверьте статус" in unknown["error"]
+    assert '"dashboard_ids": [11]' in unknown["error"]
+    assert "10" not in unknown["error"]
+    # And the history keeps the input that ran
+    messages = await chat.store.messages(conversation)
+    [kept] = [c for c in messages[-1].tool_calls if c["tool_call_id"] == card["tool_call_id"]]
+    assert (kept["input"], kept["code"]) == (edited, "TOOL_OUTCOME_UNKNOWN")
+    # And the audit's one record of what became of the call names both fingerprints
+    [record] = [r for r in chat.audit.records if r.kind is AuditKind.TOOL_OUTCOME_UNKNOWN]
+    assert record.detail["fingerprint"] == item["fingerprint"]
+    assert record.detail["edited_fingerprint"] == item["edited_fingerprint"]
+    assert record.detail["edited_args_hash"] == args_hash(edited)
+    assert record.detail["edited_by"] == "user.engineer"
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1

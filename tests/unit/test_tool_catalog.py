@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from sstools_agent.domain.catalog_types import EnvironmentSource, IntentTag, Operation, ToolSpec
 from sstools_agent.domain.roles import READ_ACCESS
@@ -105,3 +105,58 @@ def test_each_page_object_is_described_by_one_read_tool():
     twice = replace(spec, name="search_again")
     with pytest.raises(ValueError, match="describe the same page object"):
         ToolCatalog([spec, twice])
+
+
+def _integer_arguments() -> list[tuple[ToolSpec, str, bool]]:
+    """Every integer argument of every tool, read from the schema the model is shown: the tool,
+    the argument, and whether it is a list of integers."""
+    found = []
+    for spec in CATALOG:
+        for name, schema in spec.input_schema()["properties"].items():
+            for shape in schema.get("anyOf", [schema]):
+                if shape.get("type") == "integer":
+                    found.append((spec, name, False))
+                elif shape.get("items", {}).get("type") == "integer":
+                    found.append((spec, name, True))
+    return found
+
+
+INTEGER_ARGUMENTS = _integer_arguments()
+
+
+def test_the_integer_arguments_are_found():
+    names = {(spec.name, name) for spec, name, _ in INTEGER_ARGUMENTS}
+    assert {("deploy_dashboard", "dashboard_ids"), ("start_maintenance", "duration_minutes")} <= (
+        names
+    )
+
+
+@pytest.mark.parametrize("value", [True, False, 11.0, 11.5, "11.0", "1_1", "+11"])
+@pytest.mark.parametrize(
+    ("spec", "argument", "listed"),
+    INTEGER_ARGUMENTS,
+    ids=[f"{spec.name}.{name}" for spec, name, _ in INTEGER_ARGUMENTS],
+)
+def test_an_integer_argument_refuses_booleans_and_fractions(
+    spec: ToolSpec, argument: str, listed: bool, value: object
+):
+    # `true` would be 1 and 11.0 would be 11: a call that names neither is refused
+    args = {**spec.example_args, argument: [value] if listed else value}
+    with pytest.raises(ValidationError) as refused:
+        spec.args_model.model_validate(args)
+    assert "целое число" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "argument", "listed"),
+    INTEGER_ARGUMENTS,
+    ids=[f"{spec.name}.{name}" for spec, name, _ in INTEGER_ARGUMENTS],
+)
+def test_an_integer_argument_takes_a_number_or_its_digits(
+    spec: ToolSpec, argument: str, listed: bool
+):
+    # Models often send ids as strings: "11" is 11
+    for value in (11, "11"):
+        args = {**spec.example_args, argument: [value] if listed else value}
+        taken = spec.args_model.model_validate(args)
+        assert getattr(taken, argument) == ([11] if listed else 11)

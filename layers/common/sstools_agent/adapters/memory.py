@@ -23,6 +23,7 @@ from sstools_agent.domain.attachments import PresignedUpload, StoredFile
 from sstools_agent.domain.audit import AuditRecord, EmissionClock
 from sstools_agent.domain.confirmations import (
     Confirmation,
+    ConfirmationEdit,
     ConfirmationStatus,
     ExecutionState,
     decide_refusal,
@@ -385,7 +386,11 @@ class InMemoryConfirmationStore(FailureSwitches):
         return self._cards.get(confirmation_id)
 
     async def decide(
-        self, confirmation_id: str, user: str, status: ConfirmationStatus
+        self,
+        confirmation_id: str,
+        user: str,
+        status: ConfirmationStatus,
+        edit: ConfirmationEdit | None = None,
     ) -> Confirmation:
         self._check("decide")
         now = self.clock()
@@ -397,7 +402,7 @@ class InMemoryConfirmationStore(FailureSwitches):
             or not current.expires_at > int(now)
         ):
             return decide_refusal(confirmation_id, user, current, now)
-        decided = replace(current, status=status)
+        decided = replace(current, status=status, edit=edit)
         self._cards[confirmation_id] = decided
         return decided
 

@@ -250,11 +250,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         edited_args = confirmed_request.tool_call["args"]
         if edited_args is not request.tool_call["args"] and isinstance(result, ToolMessage):
             # The model's own message still names the arguments it proposed: it is told what ran.
-            note = json.dumps(edited_args, ensure_ascii=False, sort_keys=True)
-            result.content = (
-                f"The user edited the arguments on the card before confirming; the call ran with "
-                f"{note}, not with the arguments you proposed.\n{_text_of(result.content)}"
-            )
+            result.content = f"{edited_call_note(edited_args)}\n{_text_of(result.content)}"
         return result
 
     @staticmethod
@@ -288,6 +284,16 @@ def _not_run(request: ToolCallRequest, why: str) -> ToolMessage:
         request,
         f"NOT RUN: {why}; nothing was changed. Do not retry unless the user asks.",
         {"event": FAILED, "code": ErrorCode.NO_PENDING_CONFIRMATION.value},
+    )
+
+
+def edited_call_note(edited_args: dict[str, Any]) -> str:
+    """What the model reads before the result of a call the user confirmed with edits: its own
+    message names the arguments it proposed, not the ones that were sent."""
+    note = json.dumps(edited_args, ensure_ascii=False, sort_keys=True)
+    return (
+        "The user edited the arguments on the card before confirming; the confirmed call was "
+        f"made with {note}, not with the arguments you proposed."
     )
 
 

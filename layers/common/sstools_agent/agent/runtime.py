@@ -23,7 +23,7 @@ from langgraph.types import Checkpointer, Command, Interrupt, StreamMode
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
 from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInterrupt
-from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware
+from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware, edited_call_note
 from sstools_agent.agent.prefetch import PrefetchedObject, prefetch_object
 from sstools_agent.agent.tools import build_tools
 from sstools_agent.domain.attachment_content import (
@@ -115,10 +115,16 @@ _INTERRUPTED_CODES: Final = {
 }
 
 
-def interrupted_call_message(tool: str, tool_call_id: str, outcome: ExecutionState) -> ToolMessage:
-    """The result of a confirmed call whose run was interrupted, as the model reads it."""
+def interrupted_call_message(
+    tool: str,
+    tool_call_id: str,
+    outcome: ExecutionState,
+    edited_args: dict[str, Any] | None = None,
+) -> ToolMessage:
+    """The result of a confirmed call whose run was interrupted, as the model reads it (and,
+    its text, the user): a call confirmed with edits is named by the arguments it had."""
     code = _INTERRUPTED_CODES[outcome]
-    text = outcome_text(tool, outcome)
+    text = outcome_text(tool, outcome, edited_args)
     artifact: dict[str, Any] = {"output": {"outcome": outcome.value, "detail": text}}
     if code is not None:
         artifact = {"event": FAILED, "code": code.value}
@@ -132,10 +138,14 @@ def interrupted_call_message(tool: str, tool_call_id: str, outcome: ExecutionSta
 
 
 def interrupted_call_events(
-    tool: str, tool_call_id: str, outcome: ExecutionState
+    tool: str,
+    tool_call_id: str,
+    outcome: ExecutionState,
+    edited_args: dict[str, Any] | None = None,
 ) -> list[ChatEvent]:
     """The tool card of a confirmed call whose run was interrupted."""
-    return EventMapper("").on_tool_message(interrupted_call_message(tool, tool_call_id, outcome))
+    message = interrupted_call_message(tool, tool_call_id, outcome, edited_args)
+    return EventMapper("").on_tool_message(message)
 
 
 @runtime_checkable
@@ -289,15 +299,29 @@ class ChatAgent:
         return decision, call.arguments
 
     async def close_interrupted(
-        self, thread_id: str, pending: PendingConfirmation, outcome: ExecutionState
+        self,
+        thread_id: str,
+        pending: PendingConfirmation,
+        outcome: ExecutionState,
+        edited_args: dict[str, Any] | None = None,
     ) -> list[ChatEvent]:
         """Closes a confirmed call whose run was interrupted with what is known of it, so the
-        model and the user hear the truth: not run, done, failed, or status unknown."""
-        message = interrupted_call_message(pending.tool, pending.tool_call_id, outcome)
+        model and the user hear the truth: not run, done, failed, or status unknown.
+
+        A call confirmed with `edited_args` is closed as the call that was sent: the model is
+        told so (its own message proposed the card's arguments), and a call that left opens
+        its tool card again with the edited input (the stream that showed it may have died
+        with its run), so the page and the history name the object that was sent."""
+        message = interrupted_call_message(pending.tool, pending.tool_call_id, outcome, edited_args)
+        events: list[ChatEvent] = []
+        if edited_args is not None:
+            message.content = f"{edited_call_note(edited_args)}\n{message.content}"
+            if outcome is not ExecutionState.NOT_RUN:
+                events.append(ToolStart(pending.tool, edited_args, pending.tool_call_id))
         await self.graph.aupdate_state(
             self._config(thread_id), {"messages": [message]}, as_node="tools"
         )
-        return EventMapper(thread_id).on_tool_message(message)
+        return events + EventMapper(thread_id).on_tool_message(message)
 
     @staticmethod
     def card_of(thread_id: str, pending: PendingConfirmation) -> ConfirmRequired:

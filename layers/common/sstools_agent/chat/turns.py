@@ -372,11 +372,9 @@ class _JournaledCall:
         audit: AuditSink,
         confirmation: Confirmation,
         conversation: Conversation,
-        edit: ConfirmationEdit | None = None,
     ) -> None:
         self.confirmations, self.audit = confirmations, audit
         self.confirmation, self.conversation = confirmation, conversation
-        self.edit = edit
 
     @property
     def tool_call_id(self) -> str:
@@ -384,8 +382,10 @@ class _JournaledCall:
 
     @property
     def fingerprint(self) -> str:
-        """The call this confirmation runs: the card's, or the edit the card was answered with."""
-        return self.edit.fingerprint if self.edit else self.confirmation.fingerprint
+        """The call this confirmation runs: the card's, or the edit the card was answered with
+        (as the item keeps it: a settling access after a crash audits the same)."""
+        edit = self.confirmation.edit
+        return edit.fingerprint if edit else self.confirmation.fingerprint
 
     async def started(self) -> bool:
         return await self.confirmations.record_execution(
@@ -413,7 +413,7 @@ class _JournaledCall:
                     "confirmation_id": confirmation.confirmation_id,
                     "fingerprint": confirmation.fingerprint,
                 }
-                | _edit_detail(self.edit),
+                | _edit_detail(confirmation.edit),
             )
         )
         return True
@@ -590,12 +590,13 @@ class ChatTurns:
             wanted = ConfirmationStatus.SUPERSEDED
         conversation = turn.conversation
         try:
-            turn.result = await self._decide(confirmation, conversation, wanted)
+            turn.result, decided = await self._decide(confirmation, conversation, wanted, edit)
         except BaseException:
             await self.store.finish_turn(
                 conversation.conversation_id, turn.run_id, conversation.last_seq, now_iso()
             )
             raise
+        turn.confirmation = decided
         if edit is not None and turn.result is not ConfirmationResult.EXPIRED:
             self._audit_edit(confirmation, edit, turn.result)
             turn.edit = edit  # an edit of a card that expired first is moot: nothing runs
@@ -701,9 +702,15 @@ class ChatTurns:
         return pending
 
     async def _decide(
-        self, confirmation: Confirmation, conversation: Conversation, wanted: ConfirmationStatus
-    ) -> ConfirmationResult:
-        """Moves the confirmation out of pending exactly once and hands its token back.
+        self,
+        confirmation: Confirmation,
+        conversation: Conversation,
+        wanted: ConfirmationStatus,
+        edit: ConfirmationEdit | None,
+    ) -> tuple[ConfirmationResult, Confirmation]:
+        """Moves the confirmation out of pending exactly once (with the edit it was answered
+        with, in the same write: durable before anything can run) and hands its token back;
+        the result, and the card as decided.
 
         The conversation keeps naming the card until the resumed run closes the call in the
         checkpoint: if that run is interrupted, the next access settles the card truthfully.
@@ -711,12 +718,12 @@ class ChatTurns:
         card resolves as expired once (that answer streams `confirm_resolved(expired)`); once
         told, it is ConfirmationExpired (409), never a second resume of a settled call."""
         decided = await self.confirmations.decide(
-            confirmation.confirmation_id, conversation.owner, wanted
+            confirmation.confirmation_id, conversation.owner, wanted, edit
         )
         if decided.status is not wanted:  # it expired first: nothing runs
             if conversation.pending_confirmation_id != confirmation.confirmation_id:
                 raise ConfirmationExpired(confirmation.confirmation_id)
-            return ConfirmationResult.EXPIRED
+            return ConfirmationResult.EXPIRED, decided
         result = DECIDED_AS[wanted]
         if decided.task_token and not await self.workflow.hand_back(decided.task_token, result):
             if (
@@ -725,8 +732,8 @@ class ChatTurns:
                 await _JournaledCall(self.confirmations, self.audit, decided, conversation).record(
                     ExecutionState.NOT_RUN
                 )
-            return ConfirmationResult.EXPIRED
-        return result
+            return ConfirmationResult.EXPIRED, decided
+        return result, decided
 
     async def _events(
         self, turn: PreparedTurn, context: AgentRunContext
@@ -744,7 +751,7 @@ class ChatTurns:
         if turn.result is not None and turn.confirmation is not None:
             if turn.result is ConfirmationResult.CONFIRMED:
                 turn.journaled.add(turn.confirmation.tool_call_id)
-                journal = self._journal(turn, turn.confirmation, turn.edit)
+                journal = self._journal(turn, turn.confirmation)
                 context = replace(context, confirmed_call=journal)
             failed = False
             edited_args = turn.edit.edited_args if turn.edit else None
@@ -811,7 +818,10 @@ class ChatTurns:
                 case Settlement.REPORT:
                     outcome = await self._settle_outcome(turn, confirmation)
                     turn.journaled.add(pending.tool_call_id)
-                    for event in await agent.close_interrupted(conversation_id, pending, outcome):
+                    closed = await agent.close_interrupted(
+                        conversation_id, pending, outcome, confirmation.edited_args
+                    )
+                    for event in closed:
                         yield event
         await self.store.clear_pending_confirmation(conversation_id, waiting)
 
@@ -831,13 +841,8 @@ class ChatTurns:
                 await journal.finished(outcome)
         return outcome
 
-    def _journal(
-        self,
-        turn: PreparedTurn,
-        confirmation: Confirmation,
-        edit: ConfirmationEdit | None = None,
-    ) -> _JournaledCall:
-        return _JournaledCall(self.confirmations, self.audit, confirmation, turn.conversation, edit)
+    def _journal(self, turn: PreparedTurn, confirmation: Confirmation) -> _JournaledCall:
+        return _JournaledCall(self.confirmations, self.audit, confirmation, turn.conversation)
 
     def _record_routing(
         self, turn: PreparedTurn, routing: RoutingDecision, context: AgentRunContext
@@ -962,9 +967,13 @@ class ChatTurns:
         closed = recorder.tool_calls.get(confirmed.tool_call_id, {}) if confirmed else {}
         resumed = turn.result is ConfirmationResult.CONFIRMED
         if confirmed is not None and resumed and closed.get("status") in (None, "started"):
-            current = await self.confirmations.get(confirmed.confirmation_id)
-            outcome = (current or confirmed).interrupted_outcome
-            events += interrupted_call_events(confirmed.tool, confirmed.tool_call_id, outcome)
+            current = await self.confirmations.get(confirmed.confirmation_id) or confirmed
+            events += interrupted_call_events(
+                confirmed.tool,
+                confirmed.tool_call_id,
+                current.interrupted_outcome,
+                current.edited_args,
+            )
         return events
 
     def _audit(self, turn: PreparedTurn, event: ChatEvent, recorder: TurnRecorder) -> None:
@@ -1103,7 +1112,8 @@ class ChatTurns:
                 card = agent.card_of(conversation.conversation_id, pending)
                 said.append(card.held_as(confirmation.confirmation_id, confirmation.expires_iso))
             case Settlement.REPORT:
-                said.append(Text(outcome_text(pending.tool, confirmation.interrupted_outcome)))
+                outcome = confirmation.interrupted_outcome
+                said.append(Text(outcome_text(pending.tool, outcome, confirmation.edited_args)))
             case Settlement.REJECT:
                 # Decided against (or expired), and the run that resolves it never got there
                 result = REJECTED_AS[confirmation.status]

@@ -77,23 +77,31 @@ class Settlement(StrEnum):
 
 
 OUTCOME_UNKNOWN_TEXT = (
-    "Статус операции неизвестен — проверьте статус: {tool} был отправлен в ss-tools, "
+    "Статус операции неизвестен — проверьте статус: {call} был отправлен в ss-tools, "
     "но ответ не получен (operation status unknown — check status)."
 )
 OUTCOME_TEXTS: dict[ExecutionState, str] = {
-    ExecutionState.SUCCEEDED: "Операция {tool} выполнена.",
-    ExecutionState.FAILED: "Операция {tool} завершилась ошибкой ss-tools.",
+    ExecutionState.SUCCEEDED: "Операция {call} выполнена.",
+    ExecutionState.FAILED: "Операция {call} завершилась ошибкой ss-tools.",
     ExecutionState.UNKNOWN: OUTCOME_UNKNOWN_TEXT,
     ExecutionState.STARTED: OUTCOME_UNKNOWN_TEXT,
     ExecutionState.NOT_RUN: (
-        "Операция {tool} не выполнена: ход прервался до её запуска; ничего не изменено."
+        "Операция {call} не выполнена: ход прервался до её запуска; ничего не изменено."
     ),
 }
+EDITED_CALL_TEXT: Final = "{tool} с изменёнными вами аргументами {args}"
 
 
-def outcome_text(tool: str, state: ExecutionState) -> str:
-    """What the user reads about a confirmed call whose run was interrupted."""
-    return OUTCOME_TEXTS[state].format(tool=tool)
+def outcome_text(
+    tool: str, state: ExecutionState, edited_args: dict[str, Any] | None = None
+) -> str:
+    """What the user reads about a confirmed call whose run was interrupted; a call the card
+    was answered with edits is named by the arguments it was confirmed with (the card and the
+    model's call show others: whoever checks the status must check the object that was sent)."""
+    call = tool
+    if edited_args is not None:
+        call = EDITED_CALL_TEXT.format(tool=tool, args=json.dumps(edited_args, ensure_ascii=False))
+    return OUTCOME_TEXTS[state].format(call=call)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +120,14 @@ class Confirmation:
     """Epoch seconds."""
     task_token: str | None = None
     execution: ExecutionState | None = None
+    edit: ConfirmationEdit | None = None
+    """The edited arguments the card was answered with, written with the decision (so before
+    the call leaves): after any crash the item names the call that ran, not only the card's."""
+
+    @property
+    def edited_args(self) -> dict[str, Any] | None:
+        """The arguments a confirm with edits runs instead of the card's (None: the card's)."""
+        return self.edit.edited_args if self.edit is not None else None
 
     def expired(self, now: float) -> bool:
         """Expired by status, or by time even if the timer has not marked it yet."""

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from sstools_agent.domain.attachments import PresignedUpload, StoredFile
 from sstools_agent.domain.audit import AuditRecord
-from sstools_agent.domain.confirmations import Confirmation, ConfirmationStatus, ExecutionState
+from sstools_agent.domain.confirmations import (
+    Confirmation,
+    ConfirmationEdit,
+    ConfirmationStatus,
+    ExecutionState,
+)
 from sstools_agent.domain.conversations import Conversation, Page, StoredMessage
 from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
 
@@ -153,10 +158,15 @@ class ConfirmationStore(Protocol):
     async def get(self, confirmation_id: str) -> Confirmation | None: ...
 
     async def decide(
-        self, confirmation_id: str, user: str, status: ConfirmationStatus
+        self,
+        confirmation_id: str,
+        user: str,
+        status: ConfirmationStatus,
+        edit: ConfirmationEdit | None = None,
     ) -> Confirmation:
-        """Moves a pending, unexpired card of `user` to `status`, exactly once; an expired card
-        comes back unchanged; otherwise ConfirmationNotFound, ConfirmationForbidden or
+        """Moves a pending, unexpired card of `user` to `status`, exactly once, keeping `edit`
+        (the arguments it was answered with) in the same write; an expired card comes back
+        unchanged; otherwise ConfirmationNotFound, ConfirmationForbidden or
         ConfirmationDecided (see `domain.confirmations.decide_refusal`)."""
         ...
 

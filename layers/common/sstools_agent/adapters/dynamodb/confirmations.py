@@ -8,15 +8,18 @@ twice), then hands the token back; the timer marks it `expired` only if still pe
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Final
 
 from botocore.exceptions import ClientError
 
+from sstools_agent.adapters.dynamodb.items import bounded_json
 from sstools_agent.adapters.dynamodb.table import DynamoTable, condition_failed, old_item
 from sstools_agent.domain.confirmations import (
     OUTCOMES_OF_A_START,
     Confirmation,
+    ConfirmationEdit,
     ConfirmationStatus,
     ExecutionState,
     decide_refusal,
@@ -27,6 +30,30 @@ SK: Final = "CONFIRMATION"
 
 def _key(confirmation_id: str) -> dict[str, str]:
     return {"PK": f"CONF#{confirmation_id}", "SK": SK}
+
+
+def _edit(item: dict[str, Any]) -> ConfirmationEdit | None:
+    if "edited_fingerprint" not in item:
+        return None
+    return ConfirmationEdit(
+        edited_args=json.loads(item["edited_args"]),
+        fingerprint=item["edited_fingerprint"],
+        asks_again=bool(item.get("edit_asks_again", False)),
+        edited_by=item["edited_by"],
+    )
+
+
+def _edit_values(edit: ConfirmationEdit | None) -> tuple[str, dict[str, Any]]:
+    """The SET clauses and values that keep `edit` on the item (none without one)."""
+    if edit is None:
+        return "", {}
+    values = {
+        ":edited_args": bounded_json(edit.edited_args),
+        ":edited_fingerprint": edit.fingerprint,
+        ":edit_asks_again": edit.asks_again,
+        ":edited_by": edit.edited_by,
+    }
+    return "".join(f", {name[1:]} = {name}" for name in values), values
 
 
 def _confirmation(item: dict[str, Any]) -> Confirmation:
@@ -42,6 +69,7 @@ def _confirmation(item: dict[str, Any]) -> Confirmation:
         expires_at=float(item["expires_at"]),
         task_token=item.get("task_token"),
         execution=ExecutionState(item["execution"]) if item.get("execution") else None,
+        edit=_edit(item),
     )
 
 
@@ -73,16 +101,22 @@ class DynamoDBConfirmationStore(DynamoTable):
         return _confirmation(item) if item else None
 
     async def decide(
-        self, confirmation_id: str, user: str, status: ConfirmationStatus
+        self,
+        confirmation_id: str,
+        user: str,
+        status: ConfirmationStatus,
+        edit: ConfirmationEdit | None = None,
     ) -> Confirmation:
-        """Moves a pending, unexpired confirmation of `user` to `status`, exactly once; a
-        refusal is explained from the item as the write found it."""
+        """Moves a pending, unexpired confirmation of `user` to `status`, exactly once, with
+        the edit it was answered with in the same write; a refusal is explained from the item
+        as the write found it."""
         now = time.time()
+        edit_set, edit_values = _edit_values(edit)
         try:
             response = await self._run(
                 self._table.update_item,
                 Key=_key(confirmation_id),
-                UpdateExpression="SET #status = :status, decided_at = :now",
+                UpdateExpression=f"SET #status = :status, decided_at = :now{edit_set}",
                 ConditionExpression="#status = :pending AND #user = :user AND expires_at > :now",
                 ExpressionAttributeNames={"#status": "status", "#user": "user"},
                 ExpressionAttributeValues={
@@ -90,7 +124,8 @@ class DynamoDBConfirmationStore(DynamoTable):
                     ":pending": ConfirmationStatus.PENDING.value,
                     ":user": user,
                     ":now": int(now),
-                },
+                }
+                | edit_values,
                 ReturnValues="ALL_NEW",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )

@@ -28,6 +28,7 @@ from sstools_agent.domain.tools.arguments import (
     EnvId,
     ObjectId,
     ToolArgs,
+    WholeNumber,
 )
 from sstools_agent.domain.ui_context import ObjectType
 
@@ -37,7 +38,7 @@ class SearchDashboardsArgs(ToolArgs):
     dashboard_ids: list[ObjectId] | None = Field(
         default=None, max_length=100, description="Return exactly these dashboards"
     )
-    limit: int = Field(default=20, ge=1, le=200)
+    limit: WholeNumber = Field(default=20, ge=1, le=200)
 
 
 class HealthSummaryArgs(ToolArgs):

@@ -21,6 +21,7 @@ from sstools_agent.domain.tools.arguments import (
     DATASET,
     ObjectId,
     ToolArgs,
+    WholeNumber,
 )
 from sstools_agent.domain.ui_context import ObjectType
 
@@ -43,7 +44,7 @@ class AuditPermissionsArgs(ToolArgs):
 class ExecuteSqlArgs(ToolArgs):
     database_id: ObjectId
     sql: str = Field(min_length=1, max_length=100_000)
-    limit: int = Field(default=1000, ge=1, le=10_000)
+    limit: WholeNumber = Field(default=1000, ge=1, le=10_000)
 
 
 class CreateDatasetArgs(ToolArgs):

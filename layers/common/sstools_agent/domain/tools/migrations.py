@@ -22,6 +22,7 @@ from sstools_agent.domain.tools.arguments import (
     EnvId,
     ObjectId,
     ToolArgs,
+    WholeNumber,
 )
 from sstools_agent.domain.ui_context import ObjectType
 
@@ -37,7 +38,7 @@ class ExecuteMigrationArgs(ToolArgs):
 
 class ListMigrationsArgs(ToolArgs):
     status: str | None = Field(default=None, pattern=r"^(planned|running|done|failed)$")
-    limit: int = Field(default=20, ge=1, le=200)
+    limit: WholeNumber = Field(default=20, ge=1, le=200)
 
 
 _EXECUTE_MIGRATION_WORDS: Final = (

@@ -23,6 +23,7 @@ from sstools_agent.domain.tools.arguments import (
     NoArgs,
     ObjectId,
     ToolArgs,
+    WholeNumber,
 )
 
 
@@ -36,7 +37,7 @@ class RunBackupArgs(ToolArgs):
 
 class StartMaintenanceArgs(ToolArgs):
     reason: str = Field(min_length=1, max_length=500)
-    duration_minutes: int = Field(ge=1, le=1440)
+    duration_minutes: WholeNumber = Field(ge=1, le=1440)
 
 
 class EndMaintenanceArgs(ToolArgs):
