@@ -42,7 +42,8 @@ from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
 from sstools_agent.http.audit_flush import AuditFlush
-from sstools_agent.http.auth import authenticate, client_source, request_id_from
+from sstools_agent.http.auth import authenticate, request_id_from
+from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import LambdaTraceHeader, Observability
 from sstools_agent.http.origin import OriginCheck
@@ -71,6 +72,7 @@ class ChatEndpoints:
         environments: EnvironmentRegistry,
         audit: AuditSink,
         auth_failures: AuthFailureSampler | None = None,
+        client_addresses: ClientAddresses | None = None,
         coalesce_s: float = DEFAULT_STREAM_COALESCE_S,
         heartbeat_s: float = DEFAULT_STREAM_HEARTBEAT_S,
     ) -> None:
@@ -79,6 +81,7 @@ class ChatEndpoints:
         )
         self.verifier, self.audit = verifier, audit
         self.auth_failures = auth_failures or AuthFailureSampler()
+        self.client_addresses = client_addresses or ClientAddresses()
         self.coalesce_s, self.heartbeat_s = coalesce_s, heartbeat_s
 
     def principal(self, request: Request, authorization: str, request_id: str) -> Principal:
@@ -88,7 +91,7 @@ class ChatEndpoints:
             self.audit,
             authorization,
             request_id,
-            source=client_source(request),
+            source=self.client_addresses.of(request),
             failures=self.auth_failures,
         )
 
@@ -226,6 +229,7 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
         environments=deps.environments,
         audit=deps.audit,
         auth_failures=deps.auth_failures,
+        client_addresses=ClientAddresses.trusting(origin_verify_secret),
         coalesce_s=deps.stream_coalesce_s,
         heartbeat_s=deps.stream_heartbeat_s,
     )

@@ -1,25 +1,23 @@
-"""Who is calling: the user's JWT, a bounded request id, the caller's address, and the audit of
-anonymous failures (sampled, so a flood cannot write records of its own size and number)."""
+"""Who is calling: the user's JWT, a bounded request id, and the audit of anonymous failures
+(sampled, so a flood cannot write records of its own size and number). The caller's address is
+`http.client_address`'s."""
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from fastapi import Request
-
 from sstools_agent.domain.attempt_limits import AuthFailureSampler, ClosedWindow
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
+from sstools_agent.http.client_address import UNKNOWN_SOURCE
 
 REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 """An `X-Request-ID` we keep (in logs and audit records); any other value is replaced."""
 MAX_AUDITED_REASON_CHARS: Final = 200
-UNKNOWN_SOURCE: Final = "unknown"
 
 
 def request_id_from(header: str | None) -> str:
@@ -28,22 +26,6 @@ def request_id_from(header: str | None) -> str:
     if header is not None and REQUEST_ID.fullmatch(header):
         return header
     return uuid.uuid4().hex
-
-
-def client_source(request: Request) -> str:
-    """The caller's address, for counting attempts: the last `X-Forwarded-For` entry (the one
-    the nearest proxy, API Gateway or the function URL, added; earlier ones are the client's
-    own claims), else the socket's peer. Anything that is not an IP address is "unknown"."""
-    forwarded = [part.strip() for part in request.headers.get("x-forwarded-for", "").split(",")]
-    candidates = [forwarded[-1]] if forwarded[-1] else []
-    if request.client is not None:
-        candidates.append(request.client.host)
-    for candidate in candidates:
-        try:
-            return str(ipaddress.ip_address(candidate))
-        except ValueError:
-            continue
-    return UNKNOWN_SOURCE
 
 
 def authenticate(

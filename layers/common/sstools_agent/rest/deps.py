@@ -21,7 +21,8 @@ from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
-from sstools_agent.http.auth import authenticate, client_source, request_id_from
+from sstools_agent.http.auth import authenticate, request_id_from
+from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.http.observability import Observability
 from sstools_agent.rest.files import FilesApi
 from sstools_agent.rest.schemas import TOOL_CALL_ID_PATTERN, ErrorBody
@@ -45,6 +46,8 @@ class ApiDeps:
     audit: AuditSink
     auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
     service_token_failures: FailureLimiter = field(default_factory=FailureLimiter)
+    client_addresses: ClientAddresses = field(default_factory=ClientAddresses)
+    """Where a request came from, for the two counters above."""
 
     def checked_context(
         self, ui_context: Any, caller: Principal, conversation_id: str | None = None
@@ -79,7 +82,7 @@ def current_principal(
         api.audit,
         authorization,
         request_id_from(x_request_id),
-        source=client_source(request),
+        source=api.client_addresses.of(request),
         failures=api.auth_failures,
     )
 
