@@ -167,7 +167,13 @@ def main() -> int:
                 page=page_app(settings),
             )
             print(banner(), flush=True)  # noqa: T201
-            uvicorn.run(gateway, host="127.0.0.1", port=BASE_PORT, log_level="warning")
+            uvicorn.run(
+                gateway,
+                host="127.0.0.1",
+                port=BASE_PORT,
+                log_level="warning",
+                proxy_headers=False,  # the peer is the socket's (`http.client_address`)
+            )
     finally:
         moto.stop()
     return 0

@@ -32,6 +32,9 @@ def serve(
         lifespan=lifespan,
         log_level="warning",
         timeout_graceful_shutdown=1,
+        # The peer stays the socket's: the apps key attempt counters on it, and uvicorn would
+        # otherwise take it from a loopback caller's own X-Forwarded-For.
+        proxy_headers=False,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn-test-server", daemon=True)

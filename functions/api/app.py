@@ -11,9 +11,10 @@ from __future__ import annotations
 from fastapi import Depends, FastAPI
 
 from sstools_agent.http.audit_flush import AuditFlush
+from sstools_agent.http.body_limits import BodyLimit
 from sstools_agent.http.errors import install_error_handlers, single_values
 from sstools_agent.http.refusals import install_refusals
-from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps
+from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps, authenticate_caller
 from sstools_agent.rest.routes import conversations, environments, files, identity
 
 observability = API_OBSERVABILITY
@@ -21,7 +22,10 @@ logger, metrics = observability.logger, observability.metrics
 
 
 def create_app(deps: ApiDeps) -> FastAPI:
-    """The REST ASGI app over its collaborators (`sstools_agent.wiring.api.build_api`)."""
+    """The REST ASGI app over its collaborators (`sstools_agent.wiring.api.build_api`).
+
+    Before a route reads a body: a body over its limit is 413 (`BodyLimit`), then the caller is
+    authenticated (the user endpoints' `AuthenticatedRoute`), and only then is it parsed."""
     app = FastAPI(
         title="ss-tools agent REST API",
         version="1.0",
@@ -32,6 +36,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
     install_error_handlers(app)
     install_refusals(app)
     app.state.api = deps
+    app.state.authenticator = authenticate_caller
+    app.add_middleware(BodyLimit)
     app.middleware("http")(observability.request_log())
     app.include_router(conversations.router)
     app.include_router(environments.router)

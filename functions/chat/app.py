@@ -18,7 +18,7 @@ from typing import Annotated, Final
 
 from ag_ui.core import RunAgentInput
 from aws_lambda_powertools.metrics import MetricUnit
-from fastapi import FastAPI, Header, Request
+from fastapi import Depends, FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import SecretStr
 
@@ -42,7 +42,14 @@ from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
 from sstools_agent.http.audit_flush import AuditFlush
-from sstools_agent.http.auth import authenticate, client_source, request_id_from
+from sstools_agent.http.auth import (
+    AuthenticatedRoute,
+    authenticate_request,
+    authenticated_principal,
+    request_id_from,
+)
+from sstools_agent.http.body_limits import AG_UI_MAX_BODY_BYTES, CHAT_MAX_BODY_BYTES, BodyLimit
+from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import LambdaTraceHeader, Observability
 from sstools_agent.http.origin import OriginCheck
@@ -55,7 +62,10 @@ observability = Observability.of("chat")
 logger, metrics = observability.logger, observability.metrics
 
 STREAM_HEADERS: Final = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-Authorization = Annotated[str, Header()]
+CHAT_PATH: Final = "/api/agent/chat"
+AG_UI_PATH: Final = "/api/agent/ag-ui"
+CANCEL_PATH: Final = "/api/agent/chat/cancel"
+Caller = Annotated[Principal, Depends(authenticated_principal)]
 RequestIdHeader = Annotated[str | None, Header(alias="X-Request-ID")]
 
 
@@ -71,6 +81,7 @@ class ChatEndpoints:
         environments: EnvironmentRegistry,
         audit: AuditSink,
         auth_failures: AuthFailureSampler | None = None,
+        client_addresses: ClientAddresses | None = None,
         coalesce_s: float = DEFAULT_STREAM_COALESCE_S,
         heartbeat_s: float = DEFAULT_STREAM_HEARTBEAT_S,
     ) -> None:
@@ -79,30 +90,29 @@ class ChatEndpoints:
         )
         self.verifier, self.audit = verifier, audit
         self.auth_failures = auth_failures or AuthFailureSampler()
+        self.client_addresses = client_addresses or ClientAddresses()
         self.coalesce_s, self.heartbeat_s = coalesce_s, heartbeat_s
 
-    def principal(self, request: Request, authorization: str, request_id: str) -> Principal:
-        """The caller; AuthenticationError (401, a sampled audit record) otherwise."""
-        return authenticate(
+    def principal(self, request: Request) -> Principal:
+        """The caller; AuthenticationError (401, a sampled audit record) otherwise. Every route
+        runs it before its body is read (`AuthenticatedRoute`)."""
+        return authenticate_request(
+            request,
             self.verifier,
             self.audit,
-            authorization,
-            request_id,
-            source=client_source(request),
+            source=self.client_addresses.of(request),
             failures=self.auth_failures,
         )
 
     async def chat(
         self,
-        request: Request,
         body: ChatRequestBody,
-        authorization: Authorization = "",
+        principal: Caller,
         last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
         x_request_id: RequestIdHeader = None,
     ) -> StreamingResponse:
         """POST /api/agent/chat: refusals as plain HTTP errors, then the event stream."""
         request_id = request_id_from(x_request_id)
-        principal = self.principal(request, authorization, request_id)
         async with observability.subsegment("prepare_turn"):
             opened = await self.service.open(
                 principal, body, request_id=request_id, last_event_id=last_event_id
@@ -161,16 +171,14 @@ class ChatEndpoints:
 
     async def ag_ui(
         self,
-        request: Request,
         body: RunAgentInput,
-        authorization: Authorization = "",
+        principal: Caller,
         x_request_id: RequestIdHeader = None,
     ) -> StreamingResponse:
         """POST /api/agent/ag-ui: the same turn as AG-UI 1.0 events (docs/ag-ui.md). Refusals of
         the request itself are plain HTTP errors as on /api/agent/chat; what AG-UI's interrupt
         rules refuse is a run that ends in RUN_ERROR."""
         request_id = request_id_from(x_request_id)
-        principal = self.principal(request, authorization, request_id)
         encoder = AgUiEncoder(body.thread_id, body.run_id)
         try:
             chat_body = chat_request_of(body)
@@ -189,15 +197,8 @@ class ChatEndpoints:
             )
         return self.respond(opened, encoder.for_turn(opened.turn), request_id, chat_body.action)
 
-    async def cancel(
-        self,
-        request: Request,
-        body: CancelBody,
-        authorization: Authorization = "",
-        x_request_id: RequestIdHeader = None,
-    ) -> JSONResponse:
+    async def cancel(self, body: CancelBody, principal: Caller) -> JSONResponse:
         """POST /api/agent/chat/cancel: stops a run that another connection (tab) holds."""
-        principal = self.principal(request, authorization, request_id_from(x_request_id))
         await self.service.cancel(principal, body.conversation_id)
         return JSONResponse(
             {"conversation_id": body.conversation_id, "cancel_requested": True}, status_code=202
@@ -218,7 +219,9 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     """The chat ASGI app over its collaborators (`sstools_agent.wiring.chat.build_chat`).
 
     With `origin_verify_secret` (in AWS: ORIGIN_VERIFY_SECRET) every request must carry it in
-    `X-Origin-Verify`, which only CloudFront adds: 403 `FORBIDDEN` otherwise."""
+    `X-Origin-Verify`, which only CloudFront adds: 403 `FORBIDDEN` otherwise. Then, before a
+    route reads a body: a body over its limit is 413 (`BodyLimit`), the caller is authenticated
+    (`AuthenticatedRoute`), and only then is the body parsed."""
     endpoints = ChatEndpoints(
         turns=deps.turns,
         verifier=deps.verifier,
@@ -226,6 +229,7 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
         environments=deps.environments,
         audit=deps.audit,
         auth_failures=deps.auth_failures,
+        client_addresses=ClientAddresses.trusting(origin_verify_secret),
         coalesce_s=deps.stream_coalesce_s,
         heartbeat_s=deps.stream_heartbeat_s,
     )
@@ -234,9 +238,14 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     )
     install_error_handlers(app)
     install_refusals(app)
-    app.post("/api/agent/chat", response_model=None)(endpoints.chat)
-    app.post("/api/agent/chat/cancel", response_model=None)(endpoints.cancel)
-    app.post("/api/agent/ag-ui", response_model=None)(endpoints.ag_ui)
+    app.state.authenticator = endpoints.principal
+    app.router.route_class = AuthenticatedRoute
+    app.post(CHAT_PATH, response_model=None)(endpoints.chat)
+    app.post(CANCEL_PATH, response_model=None)(endpoints.cancel)
+    app.post(AG_UI_PATH, response_model=None)(endpoints.ag_ui)
+    app.add_middleware(
+        BodyLimit, limits={CHAT_PATH: CHAT_MAX_BODY_BYTES, AG_UI_PATH: AG_UI_MAX_BODY_BYTES}
+    )
     if origin_verify_secret is not None:
         app.add_middleware(OriginCheck, secret=origin_verify_secret.get_secret_value())
     app.add_middleware(AuditFlush, sink=deps.audit)

@@ -322,9 +322,11 @@ def test_the_origin_secret_goes_to_every_origin_that_reaches_the_chat_function()
         assert origin(origin_id)["OriginCustomHeaders"] == [
             {"HeaderName": "X-Origin-Verify", "HeaderValue": ORIGIN_SECRET}
         ]
-    # and the chat function is told the same value (it refuses requests without it)
-    variables = resource("ChatFunction")["Environment"]["Variables"]
-    assert variables["ORIGIN_VERIFY_SECRET"] == ORIGIN_SECRET
+    # and both functions are told the same value: the chat refuses requests without it, and
+    # both believe CloudFront's viewer address only on requests with it
+    for function in ("ChatFunction", "ApiFunction"):
+        variables = resource(function)["Environment"]["Variables"]
+        assert variables["ORIGIN_VERIFY_SECRET"] == ORIGIN_SECRET
     secret = resource("OriginVerifySecret")["GenerateSecretString"]
     assert secret["PasswordLength"] >= 32
     assert secret["ExcludePunctuation"] is True  # a header value, no quoting trouble
@@ -332,6 +334,13 @@ def test_the_origin_secret_goes_to_every_origin_that_reaches_the_chat_function()
 
 def test_the_app_and_the_template_name_the_same_header():
     assert origin("chat")["OriginCustomHeaders"][0]["HeaderName"] == ORIGIN_VERIFY_HEADER
+
+
+@pytest.mark.parametrize("path", ["/api/agent/chat", "/api/assistant/conversations"])
+def test_cloudfront_forwards_the_viewer_address_the_functions_count_attempts_by(path):
+    # The managed AllViewerExceptHostHeader policy adds CloudFront's viewer headers
+    # (CloudFront-Viewer-Address among them) to each origin request
+    assert behaviour(path)["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST_HEADER
 
 
 @pytest.mark.parametrize("path", API_PATHS)

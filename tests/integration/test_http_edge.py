@@ -12,12 +12,15 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from functions.api.app import create_app as create_api_app
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddresses
+from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.adapters import secrets_reader_from
 from sstools_agent.wiring.api import build_api
@@ -27,6 +30,13 @@ from tests.support.seed import DASHBOARD_10
 
 STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
 SOME_ID = "0123456789abcdef0123456789abcdef"
+ORIGIN_SECRET = "origin-secret-cloudfront-sends-0123456789abcdef"
+
+
+def from_viewer(address: str) -> dict[str, str]:
+    """What CloudFront adds for a viewer at `address`: its address, and the origin secret that
+    makes the apps believe it (each attempt counter keys on it)."""
+    return {VIEWER_ADDRESS_HEADER: f"{address}:443", ORIGIN_VERIFY_HEADER: ORIGIN_SECRET}
 
 
 @dataclass
@@ -46,10 +56,16 @@ class Apps:
         return {"Authorization": f"Bearer {self.token(claims or {'roles': ['engineer']})}"}
 
 
-def serve_apps(stack: AgentStack) -> Iterator[Apps]:
+def serve_apps(stack: AgentStack, origin_verify_secret: str | None = None) -> Iterator[Apps]:
+    """With `origin_verify_secret`, as deployed behind CloudFront: the chat answers only requests
+    that carry it, and both apps count attempts per viewer (`from_viewer`)."""
     chat_audit, api_audit = MemoryAudit(), MemoryAudit()
-    chat, _, _ = chat_app(stack, OfflineChatModel(), chat_audit)
-    api = create_api_app(replace(build_api(stack.settings), audit=api_audit))
+    secret = SecretStr(origin_verify_secret) if origin_verify_secret else None
+    chat, _, _ = chat_app(stack, OfflineChatModel(), chat_audit, origin_verify_secret=secret)
+    addresses = ClientAddresses(origin_verify_secret)
+    api = create_api_app(
+        replace(build_api(stack.settings), audit=api_audit, client_addresses=addresses)
+    )
     with serve(chat, lifespan="on") as chat_url, serve(api) as api_url:
         yield Apps(chat_url, api_url, stack, chat_audit, api_audit)
 
@@ -64,6 +80,12 @@ def module_stack(stack_settings: Settings, upstream_server: SampleUpstream) -> A
 @pytest.fixture(scope="module")
 def apps(module_stack: AgentStack) -> Iterator[Apps]:
     yield from serve_apps(module_stack)
+
+
+@pytest.fixture(scope="module")
+def cloudfront_apps(module_stack: AgentStack) -> Iterator[Apps]:
+    """Both apps as behind CloudFront: requests name their viewer (`from_viewer`)."""
+    yield from serve_apps(module_stack, ORIGIN_SECRET)
 
 
 @pytest.fixture(scope="module")
@@ -243,14 +265,15 @@ def failed_auth_records(audit: MemoryAudit, outcome: str = "refused") -> list[Au
     return [r for r in audit.records if r.kind is AuditKind.AUTH_FAILED and r.outcome == outcome]
 
 
-def test_the_request_id_in_an_audit_record_is_bounded_and_safe(apps: Apps):
+def test_the_request_id_in_an_audit_record_is_bounded_and_safe(cloudfront_apps: Apps):
+    apps = cloudfront_apps
     cases = (("x" * 8192, False), ("a b<script>", False), ("x" * 129, False), ("req-4.a:b_c", True))
     for n, (header, kept) in enumerate(cases):
         before = len(failed_auth_records(apps.chat_audit)), len(failed_auth_records(apps.api_audit))
         headers = {
             "Authorization": "Bearer nope",
             "X-Request-ID": header,
-            "X-Forwarded-For": f"10.9.0.{n}",
+            **from_viewer(f"10.9.0.{n}"),
         }
         httpx.post(f"{apps.chat_url}/api/agent/chat", json=STATUS, headers=headers)
         httpx.get(f"{apps.api_url}/api/assistant/conversations", headers=headers)
@@ -268,12 +291,13 @@ def test_the_request_id_in_an_audit_record_is_bounded_and_safe(apps: Apps):
             )
 
 
-def test_a_flood_of_failed_logins_writes_a_bounded_number_of_records(apps: Apps):
+def test_a_flood_of_failed_logins_writes_a_bounded_number_of_records(cloudfront_apps: Apps):
+    apps = cloudfront_apps
     # Given 300 failed logins from one source on the chat function (default: 5 a source a minute)
     headers = {
         "Authorization": "Bearer nope",
         "X-Request-ID": "r" * 128,
-        "X-Forwarded-For": "10.1.1.1",
+        **from_viewer("10.1.1.1"),
     }
     before = len(failed_auth_records(apps.chat_audit))
     started = time.time()
@@ -297,14 +321,21 @@ def test_suppressed_failures_are_counted_in_one_aggregate_record(stack: AgentSta
     # Given the REST API with 2 records a source and 10 a window, under a clock the test moves
     clock, audit = FakeClock(), MemoryAudit()
     sampler = AuthFailureSampler(per_source=2, per_window=10, window_s=60, clock=clock)
-    api = create_api_app(replace(build_api(stack.settings), audit=audit, auth_failures=sampler))
+    api = create_api_app(
+        replace(
+            build_api(stack.settings),
+            audit=audit,
+            auth_failures=sampler,
+            client_addresses=ClientAddresses(ORIGIN_SECRET),
+        )
+    )
     with serve(api) as url, httpx.Client() as client:
         # When 20 sources fail 3 times each within the window
         for source in range(20):
             for _ in range(3):
                 response = client.get(
                     f"{url}/api/assistant/conversations",
-                    headers={"Authorization": "Bearer nope", "X-Forwarded-For": f"10.2.0.{source}"},
+                    headers={"Authorization": "Bearer nope", **from_viewer(f"10.2.0.{source}")},
                 )
                 assert response.status_code == 401
         assert len(failed_auth_records(audit)) == 10
@@ -325,11 +356,18 @@ def test_failed_service_token_requests_are_audited_and_rate_limited(stack: Agent
         update={"service_token_max_failures": 3, "service_token_failure_window_s": 60}
     )
     limiter = settings.service_token_limiter(clock=FakeClock())
-    api = create_api_app(replace(build_api(settings), audit=audit, service_token_failures=limiter))
+    api = create_api_app(
+        replace(
+            build_api(settings),
+            audit=audit,
+            service_token_failures=limiter,
+            client_addresses=ClientAddresses(ORIGIN_SECRET),
+        )
+    )
     reader = secrets_reader_from(settings).client_credentials(settings.service_client_secret_id)
     right = {"client_id": reader.client_id, "client_secret": reader.client_secret}
     wrong = {**right, "client_secret": "guess"}
-    attacker, agent = {"X-Forwarded-For": "10.3.0.1"}, {"X-Forwarded-For": "10.3.0.2"}
+    attacker, agent = from_viewer("10.3.0.1"), from_viewer("10.3.0.2")
     with serve(api) as url, httpx.Client() as client:
         token = f"{url}/api/auth/service-token"
         # When one source guesses 3 times, each is a 401 and an audit record

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from langchain_core.language_models import BaseChatModel
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from functions.chat.app import create_app as create_chat_app
 from local.demo_users import DEMO_USERS
@@ -232,11 +232,13 @@ def chat_app(
     router: ToolRouter | None = None,
     prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
     outputs: BlobStore | None = None,
+    origin_verify_secret: SecretStr | None = None,
 ) -> tuple[Any, DynamoDBConversationStore, ChatAgent]:
     """The chat function's app over this stack, its store, and its one agent (the function
     keeps one too): the function's own composition with the agent, the audit sink and the
     options below swapped. Service tokens are minted directly unless `service_token` says;
-    large tool outputs are kept in the template's bucket unless `outputs` says."""
+    large tool outputs are kept in the template's bucket unless `outputs` says; with
+    `origin_verify_secret` the app checks CloudFront's header as in AWS."""
     deps = build_chat(stack.settings)
     agent = stack.agent(model, router=router)
     deps = replace(
@@ -248,4 +250,5 @@ def chat_app(
         outputs=outputs or deps.outputs,
     )
     assert isinstance(deps.store, DynamoDBConversationStore)  # the tests read it directly too
-    return create_chat_app(deps), deps.store, agent
+    app = create_chat_app(deps, origin_verify_secret=origin_verify_secret)
+    return app, deps.store, agent

@@ -276,11 +276,16 @@ class RoutingSettings(AwsSettings):
 
 
 class OriginCheckSettings(FunctionSettings):
-    """Whether the chat answers only requests CloudFront forwarded (`sstools_agent.http.origin`)."""
+    """The secret that proves CloudFront sent a request (`sstools_agent.http.origin`): the chat
+    answers only such requests; both functions believe CloudFront's viewer address only on them
+    (`sstools_agent.http.client_address`)."""
 
     origin_verify_secret: SecretStr | None = None
-    """The value CloudFront sends in `X-Origin-Verify`; requests without it get 403. Set in AWS
-    (template.yaml, from `OriginVerifySecret`); unset locally and in the tests: nothing checked."""
+    """The value CloudFront sends in `X-Origin-Verify`. Set in AWS (template.yaml, from
+    `OriginVerifySecret`): the chat refuses (403) requests without it; the REST API, which the
+    chat function and ss-tools also call directly, refuses nothing, but reads the viewer's
+    address only from requests that carry it. Unset locally and in the tests: nothing checked,
+    and no viewer address believed."""
 
 
 class TracingSettings(FunctionSettings):
@@ -329,6 +334,7 @@ class ApiSettings(
     AttachmentSettings,
     AuditSettings,
     ServiceTokenIssuerSettings,
+    OriginCheckSettings,
 ):
     """The REST API function's configuration."""
 

@@ -1,25 +1,28 @@
-"""Who is calling: the user's JWT, a bounded request id, the caller's address, and the audit of
-anonymous failures (sampled, so a flood cannot write records of its own size and number)."""
+"""Who is calling: the user's JWT, checked before anything of the request's body is read; a
+bounded request id; and the audit of anonymous failures (sampled, so a flood cannot write records
+of its own size and number). The caller's address is `http.client_address`'s."""
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import uuid
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from fastapi import Request
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 
 from sstools_agent.domain.attempt_limits import AuthFailureSampler, ClosedWindow
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.domain.identity import AuthenticationError, Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
+from sstools_agent.http.client_address import UNKNOWN_SOURCE
 
 REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 """An `X-Request-ID` we keep (in logs and audit records); any other value is replaced."""
 MAX_AUDITED_REASON_CHARS: Final = 200
-UNKNOWN_SOURCE: Final = "unknown"
 
 
 def request_id_from(header: str | None) -> str:
@@ -28,22 +31,6 @@ def request_id_from(header: str | None) -> str:
     if header is not None and REQUEST_ID.fullmatch(header):
         return header
     return uuid.uuid4().hex
-
-
-def client_source(request: Request) -> str:
-    """The caller's address, for counting attempts: the last `X-Forwarded-For` entry (the one
-    the nearest proxy, API Gateway or the function URL, added; earlier ones are the client's
-    own claims), else the socket's peer. Anything that is not an IP address is "unknown"."""
-    forwarded = [part.strip() for part in request.headers.get("x-forwarded-for", "").split(",")]
-    candidates = [forwarded[-1]] if forwarded[-1] else []
-    if request.client is not None:
-        candidates.append(request.client.host)
-    for candidate in candidates:
-        try:
-            return str(ipaddress.ip_address(candidate))
-        except ValueError:
-            continue
-    return UNKNOWN_SOURCE
 
 
 def authenticate(
@@ -67,6 +54,59 @@ def authenticate(
             audit, failures, source, {"reason": failure.detail, "request_id": request_id}
         )
         raise
+
+
+def authenticate_request(
+    request: Request,
+    verifier: UserTokenVerifier,
+    audit: AuditSink,
+    *,
+    source: str,
+    failures: AuthFailureSampler | None,
+) -> Principal:
+    """`authenticate` over the request's own headers: `Authorization` (given more than once, it
+    is no token: which one counts would be a guess) and `X-Request-ID`."""
+    given = request.headers.getlist("authorization")
+    return authenticate(
+        verifier,
+        audit,
+        given[0] if len(given) == 1 else "",
+        request_id_from(request.headers.get("x-request-id")),
+        source=source,
+        failures=failures,
+    )
+
+
+Authenticator = Callable[[Request], Principal]
+"""The app's sign-in check (on `app.state.authenticator`): the caller, or AuthenticationError."""
+
+
+class AuthenticatedRoute(APIRoute):
+    """A route whose caller is authenticated before its body is read. FastAPI reads, parses and
+    validates a body before it solves any dependency, so a dependency that authenticates comes
+    too late: an anonymous caller would have its body parsed and get the schema's complaints in
+    a 422. Here the app's `Authenticator` runs first (in a thread: a JWKS may be fetched), the
+    principal waits on `request.state` for the route's `authenticated_principal` dependency, and
+    only then does FastAPI read the body."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        read_and_run = super().get_route_handler()
+
+        async def authenticated_first(request: Request) -> Response:
+            authenticator: Authenticator = request.app.state.authenticator
+            request.state.principal = await run_in_threadpool(authenticator, request)
+            return await read_and_run(request)
+
+        return authenticated_first
+
+
+def authenticated_principal(request: Request) -> Principal:
+    """The caller `AuthenticatedRoute` established (a dependency); a route of another class
+    that asks for it is a bug, not an anonymous caller."""
+    principal = getattr(request.state, "principal", None)
+    if not isinstance(principal, Principal):
+        raise TypeError(f"{request.url.path} is not an AuthenticatedRoute")
+    return principal
 
 
 def audit_auth_failure(

@@ -49,5 +49,16 @@ class OriginCheck:
 
     def forwarded(self, scope: Scope) -> bool:
         """Whether the request carries the secret once, exactly."""
-        values = [value for name, value in scope["headers"] if name == self.header]
-        return len(values) == 1 and hmac.compare_digest(values[0], self.secret)
+        return carries_secret(scope, self.secret, self.header)
+
+
+def carries_secret(
+    scope: Scope, secret: str | bytes, header: str | bytes = ORIGIN_VERIFY_HEADER
+) -> bool:
+    """Whether the request carries `secret` in the origin header, once and exactly (compared in
+    constant time): it came through CloudFront. Also what makes CloudFront's own headers about
+    the viewer believable (`http.client_address`)."""
+    expected = secret.encode() if isinstance(secret, str) else secret
+    name = header.lower().encode("latin-1") if isinstance(header, str) else header
+    values = [value for key, value in scope["headers"] if key == name]
+    return bool(expected) and len(values) == 1 and hmac.compare_digest(values[0], expected)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
-from fastapi import Depends, Header, Path, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
@@ -21,7 +21,8 @@ from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
-from sstools_agent.http.auth import authenticate, client_source, request_id_from
+from sstools_agent.http.auth import authenticate_request, authenticated_principal
+from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.http.observability import Observability
 from sstools_agent.rest.files import FilesApi
 from sstools_agent.rest.schemas import TOOL_CALL_ID_PATTERN, ErrorBody
@@ -45,6 +46,8 @@ class ApiDeps:
     audit: AuditSink
     auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
     service_token_failures: FailureLimiter = field(default_factory=FailureLimiter)
+    client_addresses: ClientAddresses = field(default_factory=ClientAddresses)
+    """Where a request came from, for the two counters above."""
 
     def checked_context(
         self, ui_context: Any, caller: Principal, conversation_id: str | None = None
@@ -66,22 +69,27 @@ Api = Annotated[ApiDeps, Depends(rest_api)]
 bearer = HTTPBearer(auto_error=False, description="The user's JWT")
 
 
-def current_principal(
-    request: Request,
-    api: Api,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-    x_request_id: Annotated[str | None, Header(include_in_schema=False)] = None,
-) -> Principal:
-    """The caller, from the user JWT (dependency of every user endpoint)."""
-    authorization = f"Bearer {credentials.credentials}" if credentials else ""
-    return authenticate(
+def authenticate_caller(request: Request) -> Principal:
+    """The REST API's sign-in check (`AuthenticatedRoute` runs it before the body is read)."""
+    api = rest_api(request)
+    return authenticate_request(
+        request,
         api.verifier,
         api.audit,
-        authorization,
-        request_id_from(x_request_id),
-        source=client_source(request),
+        source=api.client_addresses.of(request),
         failures=api.auth_failures,
     )
+
+
+def current_principal(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> Principal:
+    """The caller, authenticated from the user JWT before the body was read (dependency of every
+    user endpoint; their routers' routes are `AuthenticatedRoute`s). `credentials` declares the
+    bearer scheme in the OpenAPI schema; the route read the header already."""
+    del credentials
+    return authenticated_principal(request)
 
 
 Caller = Annotated[Principal, Depends(current_principal)]

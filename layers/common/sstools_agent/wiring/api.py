@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.rest.deps import ApiDeps
 from sstools_agent.rest.files import FilesApi
 from sstools_agent.rest.service import ServiceTokens
@@ -33,4 +34,5 @@ def build_api(settings: ApiSettings) -> ApiDeps:
         audit=audit_sink_from(settings),
         auth_failures=settings.auth_failure_sampler(),
         service_token_failures=settings.service_token_limiter(),
+        client_addresses=ClientAddresses.trusting(settings.origin_verify_secret),
     )

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Response
 
 from sstools_agent.domain.conversations import MessageRole, iso_time
 from sstools_agent.domain.private_responses import PRIVATE_RESPONSE_HEADERS
+from sstools_agent.http.auth import AuthenticatedRoute
 from sstools_agent.rest.deps import (
     API_OBSERVABILITY,
     Api,
@@ -44,7 +45,7 @@ TOOL_OUTPUT_ANSWER: Final[dict[int | str, dict[str, Any]]] = {
     }
 }
 
-router = APIRouter()
+router = APIRouter(route_class=AuthenticatedRoute)
 
 
 @router.post(CONVERSATIONS, status_code=201, responses=responses(401))

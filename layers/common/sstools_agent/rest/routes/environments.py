@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from sstools_agent.http.auth import AuthenticatedRoute
 from sstools_agent.rest.deps import Api, Caller, responses
 from sstools_agent.rest.schemas import EnvironmentItem, EnvironmentList
 
-router = APIRouter()
+router = APIRouter(route_class=AuthenticatedRoute)
 
 
 @router.get("/api/assistant/environments", responses=responses(401))

@@ -8,13 +8,14 @@ from fastapi import APIRouter, Path, Response
 
 from sstools_agent.domain.attachments import FILE_ID_PATTERN
 from sstools_agent.domain.private_responses import PRIVATE_RESPONSE_HEADERS
+from sstools_agent.http.auth import AuthenticatedRoute
 from sstools_agent.rest.deps import Api, Caller, responses
 from sstools_agent.rest.schemas import DownloadAnswer, FileLimitsAnswer, UploadAnswer, UploadBody
 
 FILES: Final = "/api/assistant/files"
 FileId = Annotated[str, Path(pattern=FILE_ID_PATTERN)]
 
-router = APIRouter()
+router = APIRouter(route_class=AuthenticatedRoute)
 
 
 @router.post(FILES, status_code=201, responses=responses(401))

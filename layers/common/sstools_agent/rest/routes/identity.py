@@ -7,12 +7,7 @@ from typing import Annotated, Final
 from fastapi import APIRouter, Header, Request, Response
 
 from sstools_agent.domain.identity import InvalidCredentials
-from sstools_agent.http.auth import (
-    TooManyAttempts,
-    audit_auth_failure,
-    client_source,
-    request_id_from,
-)
+from sstools_agent.http.auth import TooManyAttempts, audit_auth_failure, request_id_from
 from sstools_agent.rest.deps import API_OBSERVABILITY, Api, responses
 from sstools_agent.rest.schemas import Jwks, ServiceTokenRequest, ServiceTokenResponse
 
@@ -32,8 +27,10 @@ def service_token(
 
     A source that failed `SERVICE_TOKEN_MAX_FAILURES` times in the window is refused (429)
     until the window ends, right credentials or not, so guessing gains nothing; each failure is
-    audited (sampled like every anonymous failure). Sync: KMS signs in the thread pool."""
-    source = client_source(request)
+    audited (sampled like every anonymous failure). The source is the address the
+    infrastructure vouches for (`ClientAddresses`), never one the caller wrote. Sync: KMS signs
+    in the thread pool."""
+    source = api.client_addresses.of(request)
     retry_after = api.service_token_failures.retry_after(source)
     if retry_after is not None:
         audit_auth_failure(
