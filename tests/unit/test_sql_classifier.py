@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
+import sys
+
 import pytest
 
 from sstools_agent.domain.catalog_types import Operation
-from sstools_agent.domain.sql_classifier import classify_sql
+from sstools_agent.domain.sql_classifier import (
+    MAX_SQL_BRACKET_NESTING,
+    MAX_SQL_NESTING,
+    SqlClassification,
+    classify_sql,
+)
 from sstools_agent.domain.sql_functions import SAFE_FUNCTIONS, STANDARD_FUNCTIONS
 
 READS = [
@@ -302,3 +310,157 @@ def test_statement_kinds_are_reported():
     result = classify_sql("SELECT 1; UPDATE t SET a = 1 WHERE b = 2")
     assert result.statement_kinds == ("SELECT", "UPDATE")
     assert result.statement_count == 2
+
+
+# --- Nesting: a statement too deep to parse is unparsable SQL, never an error ------------------
+
+
+def nested(depth: int, opening: str, inner: str, closing: str) -> str:
+    return "SELECT " + opening * depth + inner + closing * depth
+
+
+NESTINGS = {
+    "parentheses": ("(", "1", ")"),
+    "case": ("CASE WHEN a = 1 THEN ", "1", " END"),
+    "subqueries": ("(SELECT * FROM ", "t", ") AS x"),
+    "function calls": ("abs(", "1", ")"),
+    "arrays": ("ARRAY[", "1", "]"),
+    "window calls": ("sum(", "1", ") OVER ()"),
+}
+
+
+@pytest.mark.parametrize("depth", [50, 121, 10_000])
+@pytest.mark.parametrize("shape", NESTINGS.values(), ids=list(NESTINGS))
+def test_sql_nested_too_deep_to_parse_is_an_unparsable_write(shape, depth):
+    result = classify_sql(nested(depth, *shape))
+    assert result.operation is Operation.WRITE
+    assert (result.parsed, result.destructive, result.statement_kinds) == (False, True, ())
+    assert "nested" in result.detail
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT " + "(" * 60 + "1" + ")" * 60 + "; DELETE FROM t",
+        "SELECT 1; SELECT " + "(" * 60 + "1" + ")" * 60,
+        "SELECT * FROM t WHERE a IN " + "(SELECT a FROM t WHERE a IN " * 130 + "(1)" + ")" * 130,
+    ],
+)
+def test_deep_nesting_anywhere_in_the_text_is_unparsable(sql):
+    result = classify_sql(sql)
+    assert (result.operation, result.parsed) == (Operation.WRITE, False)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "EXPLAIN SELECT " + "(" * 60 + "1" + ")" * 60,
+        "EXPLAIN ANALYZE SELECT " + "CASE WHEN a = 1 THEN " * 60 + "1" + " END" * 60,
+    ],
+)
+def test_explain_of_a_statement_too_deep_to_parse_is_a_write(sql):
+    # as EXPLAIN of any statement that does not parse: the EXPLAIN parses, what it plans not
+    assert classify_sql(sql).operation is Operation.WRITE
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT " + "NOT a = " * 300 + "true",  # no brackets: the parser still recurses
+        "SELECT " + "- " * 2000 + "1",
+    ],
+)
+def test_recursion_the_nesting_bound_does_not_count_is_still_unparsable(sql):
+    result = classify_sql(sql)
+    assert (result.operation, result.parsed) == (Operation.WRITE, False)
+
+
+def test_a_statement_that_exhausts_the_callers_stack_is_unparsable_not_an_error():
+    # The bound keeps the parser within the stack that callers leave; if a caller leaves less,
+    # the verdict is still a verdict.
+    def at_depth(frames: int) -> SqlClassification:
+        return at_depth(frames - 1) if frames else classify_sql(nested(10, "(", "1", ")"))
+
+    here = len(inspect.stack(0))
+    result = at_depth(sys.getrecursionlimit() - here - 40)
+    assert (result.operation, result.parsed) == (Operation.WRITE, False)
+
+
+@pytest.mark.parametrize("shape", NESTINGS.values(), ids=list(NESTINGS))
+def test_nesting_within_the_bound_keeps_its_classification(shape):
+    depth = MAX_SQL_BRACKET_NESTING if shape[0].endswith("[") else MAX_SQL_NESTING
+    assert classify_sql(nested(depth, *shape)).operation is Operation.READ
+    assert classify_sql(nested(depth + 1, *shape)).parsed is False
+
+
+def test_everyday_nesting_reads():
+    sql = (
+        "SELECT day, CASE WHEN kwh > (SELECT avg(kwh) FROM (SELECT kwh FROM energy_readings "
+        "WHERE day > now() - interval '7 days') AS w) THEN 'high' ELSE 'low' END AS level, "
+        "ARRAY[ARRAY[1, 2], ARRAY[3, 4]] AS m, coalesce(round((kwh * (1 + (0.2))), 2), 0) "
+        "FROM energy_readings WHERE id IN (SELECT id FROM energy_readings WHERE kwh > 0)"
+    )
+    assert classify_sql(sql).operation is Operation.READ
+
+
+# --- Comments: a comment after the last statement is no statement ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "kinds"),
+    [
+        ("SELECT 1; /* note */", ("SELECT",)),
+        ("SELECT 1;\n-- note", ("SELECT",)),
+        ("SELECT 1; -- note\n", ("SELECT",)),
+        ("SELECT 1 /* a */; -- b\n/* c */", ("SELECT",)),
+        ("SELECT 1; /* x */ ; SELECT 2", ("SELECT", "SELECT")),
+        ("SELECT 1; /* /* nested */ still one comment in postgres */", ("SELECT",)),
+        ("SELECT 1; /* /* */ DELETE FROM t; */", ("SELECT",)),  # postgres: all of it a comment
+        ("SELECT 1; /*! a note, not code, in postgres */", ("SELECT",)),
+        ("SELECT E'\\'; DELETE FROM t; --'", ("SELECT",)),  # one string: \' escapes the quote
+    ],
+)
+def test_a_comment_after_the_last_statement_is_no_statement(sql, kinds):
+    result = classify_sql(sql)
+    assert result.operation is Operation.READ, result
+    assert result.statement_kinds == kinds
+
+
+@pytest.mark.parametrize("sql", ["/* x */", "-- x", "; /* x */", "/* x */ ; /* y */", ";\n-- x"])
+def test_a_text_of_comments_holds_no_statement(sql):
+    result = classify_sql(sql)
+    assert (result.operation, result.parsed) == (Operation.WRITE, False)
+    assert result.detail == "SQL holds no statement"
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect"),
+    [
+        ("SELECT 1; /* x */ DELETE FROM t", "postgres"),
+        ("SELECT 1; -- x\nDELETE FROM t", "postgres"),
+        ("SELECT 1; /* /* */ */ DELETE FROM t", "postgres"),  # the nested comment is closed
+        ("SELECT '/*'; DELETE FROM t; SELECT '*/'", "postgres"),
+        ("SELECT '--'; DELETE FROM t", "postgres"),
+        ('SELECT 1 AS "x;/*"; DELETE FROM t; /* */', "postgres"),
+        ("SELECT $$ ; /* $$; DELETE FROM t; -- ", "postgres"),
+        ("SELECT '\\'; DELETE FROM t; --'", "postgres"),  # standard strings: '\' is a string
+        ("SELECT 1; /* /* */ DELETE FROM t; */", "mysql"),  # MySQL does not nest comments
+    ],
+)
+def test_comments_cannot_hide_a_write(sql, dialect):
+    result = classify_sql(sql, dialect)
+    assert result.operation is Operation.WRITE, result
+    assert "DELETE" in result.statement_kinds or not result.parsed
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1; /*! DELETE FROM t */",
+        "SELECT 1 /*!50000 INTO OUTFILE '/tmp/x' */",
+        "SELECT 1 /*M! , sleep(10) */",
+    ],
+)
+def test_a_comment_mysql_runs_is_unparsable_there(sql):
+    result = classify_sql(sql, "mysql")
+    assert (result.operation, result.parsed) == (Operation.WRITE, False)

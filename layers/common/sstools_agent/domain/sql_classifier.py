@@ -5,6 +5,9 @@ batch containing any write, or text that does not parse, is a write. Inside a re
 searched for anything that changes state: a data-modifying CTE, SELECT ... INTO, row locks, and
 any call of a function that is not on the dialect's allow-list (`sql_functions.py`): a SELECT
 can end sessions, run SQL given as text or read server files through what it calls.
+
+Text nested deeper than the parser can take, and comments a server would run, do not parse:
+they are writes like any other text that does not parse, never an error.
 """
 
 from __future__ import annotations
@@ -14,14 +17,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot import Token, TokenType, exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.errors import ParseError, SqlglotError
 
 from sstools_agent.domain.catalog_types import DEFAULT_SQL_DIALECT, Operation
 from sstools_agent.domain.sql_functions import SafeFunctions, safe_functions
 
 DEFAULT_DIALECT: Final = DEFAULT_SQL_DIALECT
+MAX_SQL_NESTING: Final = 24
+"""Brackets and CASEs open at once. sqlglot's parser recurses 20-32 Python frames a level, so a
+statement within it parses in at most some 800 frames, under Python's 1000 with the chat turn's
+own 40 or so; deeper text does not parse (a write), and is refused before the parser runs."""
+MAX_SQL_BRACKET_NESTING: Final = 8
+"""`[` open at once: sqlglot tries `ARRAY[…]` and `int[…]` both ways, doubling its work a level."""
 
 # Nodes that change data, schema, privileges or session state wherever they appear in a tree.
 _WRITE_NODES: Final = (
@@ -58,6 +68,17 @@ _STATEMENT_ROOTS: Final = (exp.Query, exp.Describe, exp.Use, exp.Transaction, *_
 # Statements that destroy data outright: a write of this kind earns a louder card outside prod.
 _DESTRUCTIVE_NODES: Final = (exp.Drop, exp.TruncateTable)
 
+# What opens a level of nesting, and what closes it.
+_CLOSING: Final = {
+    TokenType.L_PAREN: TokenType.R_PAREN,
+    TokenType.L_BRACKET: TokenType.R_BRACKET,
+    TokenType.L_BRACE: TokenType.R_BRACE,
+    TokenType.CASE: TokenType.END,
+}
+_OPENING: Final = {closing: opening for opening, closing in _CLOSING.items()}
+# MySQL and MariaDB run the text of `/*! … */` and `/*M! … */` as SQL.
+_EXECUTABLE_COMMENT: Final = ("!", "M!")
+
 _EXPLAIN_OPTIONS: Final = re.compile(
     r"^\s*(?:\((?P<parenthesised>[^)]*)\)|(?P<bare>(?:(?:ANALYZE|ANALYSE|VERBOSE)\s+)*))",
     re.IGNORECASE,
@@ -86,6 +107,38 @@ class SqlClassification:
 
 def _unparsable(detail: str) -> SqlClassification:
     return SqlClassification(Operation.WRITE, (), destructive=True, parsed=False, detail=detail)
+
+
+def _check_tokens(tokens: list[Token], runs_comments: bool) -> None:
+    """ParseError for text the parser must not see: nested past the bounds (it would exhaust
+    the stack, or with brackets the CPU), or carrying a comment the server would run."""
+    open_now = dict.fromkeys(_CLOSING, 0)
+    for token in tokens:
+        kind = token.token_type
+        if kind in _CLOSING:
+            open_now[kind] += 1
+            if sum(open_now.values()) > MAX_SQL_NESTING:
+                raise ParseError(f"nested deeper than {MAX_SQL_NESTING} levels")
+            if open_now[TokenType.L_BRACKET] > MAX_SQL_BRACKET_NESTING:
+                raise ParseError(f"brackets nested deeper than {MAX_SQL_BRACKET_NESTING} levels")
+        elif (opening := _OPENING.get(kind)) is not None:
+            # Counted apart, so a stray END or ) cannot hide the levels of another kind.
+            open_now[opening] = max(open_now[opening] - 1, 0)
+        if runs_comments and any(c.startswith(_EXECUTABLE_COMMENT) for c in token.comments):
+            raise ParseError("a /*! */ comment, which the server runs as SQL")
+
+
+def _parse(sql: str, dialect: str) -> list[exp.Expr]:
+    """The statements of `sql`; SqlglotError when it does not parse.
+
+    A comment after a semicolon comes back as a statement of its own (sqlglot keeps it to write
+    it back); it runs nothing, so it is no statement here.
+    """
+    reader = Dialect.get_or_raise(dialect)
+    tokens = reader.tokenize(sql)
+    _check_tokens(tokens, runs_comments=isinstance(reader, MySQL))
+    parsed = reader.parser().parse(tokens, sql)
+    return [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +222,7 @@ def _judge_explain(command: exp.Command, allowed: SafeFunctions, dialect: str) -
     option_text = (options.group("parenthesised") or options.group("bare") or "") if options else ""
     inner_sql = rest[options.end() :] if options else rest
     try:
-        inner = [s for s in sqlglot.parse(inner_sql, read=dialect) if s is not None]
+        inner = _parse(inner_sql, dialect)
     except SqlglotError:
         return _Verdict(writes=True)
     if len(inner) != 1:
@@ -192,7 +245,16 @@ def _describe(statement_writes: tuple[str, ...], calls: tuple[str, ...]) -> str:
 def classify_sql(sql: str, dialect: str = DEFAULT_DIALECT) -> SqlClassification:
     """Classifies a SQL text (one statement or a batch) as a read or a write."""
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        return _classify(sql, dialect)
+    except RecursionError:
+        # The nesting bound keeps the parser within the stack callers leave; one that leaves
+        # less, or recursion the bound does not count (NOT a = NOT b = …), still gets a verdict.
+        return _unparsable("SQL does not parse: nested too deeply")
+
+
+def _classify(sql: str, dialect: str) -> SqlClassification:
+    try:
+        statements = _parse(sql, dialect)
     except SqlglotError as error:
         return _unparsable(f"SQL does not parse: {str(error).splitlines()[0]}")
     if not statements:
