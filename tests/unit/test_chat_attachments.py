@@ -118,3 +118,36 @@ async def test_parallel_requests_check_one_file_at_a_time_in_the_process(
     )
     # Then the second check began after the first ended
     assert most[0] == 1
+
+
+async def test_checks_waiting_for_their_turn_leave_the_default_executor_to_other_turns(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # Given a check that runs until released, and more requests with files queued behind it
+    # than the event loop's default executor has threads (the router and service tokens use it)
+    store = CountingStore()
+    waiting = 12
+    for n in range(waiting + 1):
+        store.put(upload_key(f"user{n}", file_id(n)), CSV)
+    release = threading.Event()
+
+    def model_attachment(
+        info: AttachmentInfo, data: bytes, *, model_takes_files: bool
+    ) -> ModelAttachment:
+        release.wait()
+        return ModelAttachment(info, "block")
+
+    monkeypatch.setattr(chat_attachments, "model_attachment", model_attachment)
+    checks = ChatAttachments(store, AttachmentLimits())
+    queued = [
+        asyncio.create_task(checks.checked(f"user{n}", [file_id(n)])) for n in range(waiting + 1)
+    ]
+    await asyncio.sleep(0.1)  # every request reaches its check (none can finish before release)
+    try:
+        # When another turn runs blocking work on the default executor
+        answer = await asyncio.wait_for(asyncio.to_thread(lambda: "routed"), timeout=30)
+    finally:
+        release.set()
+        await asyncio.gather(*queued)
+    # Then it is not queued behind the file checks
+    assert answer == "routed"

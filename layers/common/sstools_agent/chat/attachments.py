@@ -8,7 +8,7 @@ re-posted after the check cannot change them) and removes the upload (expired af
 file a message attached before may be attached again: it is read where it is kept, and its
 verdict is remembered (a kept file never changes), so it is not checked again in this process.
 
-Files are checked one at a time, and one check at a time in the whole process (`_CHECKS`): a
+Files are checked one at a time, and one check at a time in the whole process (`_CHECKER`): a
 message's five files, or parallel requests, never hold more than one file's check in memory.
 """
 
@@ -18,6 +18,7 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -35,8 +36,10 @@ from sstools_agent.domain.attachments import (
 )
 from sstools_agent.domain.ports import AttachmentStore
 
-_CHECKS: Final = threading.BoundedSemaphore(1)
-"""One file check at a time in the process: its memory is never multiplied by parallel turns."""
+_CHECKER: Final = ThreadPoolExecutor(max_workers=1, thread_name_prefix="file-check")
+"""One file check at a time in the process: its memory is never multiplied by parallel turns.
+A check waiting for its turn waits in this queue, holding no thread of the event loop's default
+executor (which the router and the service token use for every turn)."""
 KEPT_VERDICTS: Final = 512
 """Kept files whose checked form a process remembers (each at most a block of a few KB)."""
 
@@ -128,20 +131,20 @@ class ChatAttachments:
         if known is not None:
             return CheckedFile(ModelAttachment(info, known.block, data), data, kept)
         # CPU work: off the event loop, which streams other turns
-        model = await asyncio.to_thread(self._read, info, data, key if kept else None)
+        loop = asyncio.get_running_loop()
+        model = await loop.run_in_executor(_CHECKER, self._read, info, data, key if kept else None)
         return CheckedFile(model, data, kept)
 
     def _needs_bytes(self, content_type: str) -> bool:
         return self.model_takes_files and content_type in BINARY_TYPES
 
     def _read(self, info: AttachmentInfo, data: bytes, kept_key: str | None) -> ModelAttachment:
-        with _CHECKS:
-            known = self.verdicts.get(kept_key, info.size) if kept_key else None
-            if known is not None:  # checked by a parallel request while this one waited
-                return ModelAttachment(
-                    info, known.block, data if self._needs_bytes(info.content_type) else None
-                )
-            model = model_attachment(info, data, model_takes_files=self.model_takes_files)
+        known = self.verdicts.get(kept_key, info.size) if kept_key else None
+        if known is not None:  # checked by a parallel request while this one waited
+            return ModelAttachment(
+                info, known.block, data if self._needs_bytes(info.content_type) else None
+            )
+        model = model_attachment(info, data, model_takes_files=self.model_takes_files)
         if kept_key is not None:
             self.verdicts.put(kept_key, info.size, model)
         return model
