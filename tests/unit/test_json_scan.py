@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sstools_agent.domain.json_scan import MAX_DEPTH, JsonInvalid, prefix_value, scan_json
+from sstools_agent.domain.json_scan import (
+    MAX_DEPTH,
+    MAX_DIGITS,
+    JsonInvalid,
+    prefix_value,
+    scan_json,
+)
 
 _NUMBERS = st.integers() | st.floats(allow_nan=False, allow_infinity=False)
 _SCALARS = st.none() | st.booleans() | _NUMBERS | st.text()
@@ -65,3 +71,28 @@ def test_nesting_is_read_to_its_limit_and_refused_past_it():
     assert scan_json(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH).item_count == 1
     with pytest.raises(JsonInvalid, match="deeper"):
         scan_json(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
+
+
+def test_an_integer_too_long_for_python_is_refused_and_the_parser_stays_usable():
+    # Given integers longer than Python converts (they failed inside the C parser, and the next
+    # parse in the process crashed it)
+    too_long = b"1" * (MAX_DIGITS + 1)
+    for data in (b"[" + too_long + b"]", too_long, b'{"a": -' + too_long + b"}"):
+        # When each is checked, twice
+        for _ in range(2):
+            # Then it is refused, and the process goes on checking
+            with pytest.raises(JsonInvalid, match="digits"):
+                scan_json(data)
+    assert scan_json(b"[" + b"1" * MAX_DIGITS + b"]").item_count == 1
+
+
+@pytest.mark.parametrize("space", [b"\x0b", b"\x0c"])
+def test_a_vertical_tab_or_form_feed_is_no_json_whitespace(space: bytes):
+    with pytest.raises(JsonInvalid):
+        scan_json(b"[1," + space + b"2]")
+
+
+def test_a_number_no_float_holds_is_kept_as_its_text_for_the_summary():
+    value, whole = prefix_value("[1e400, 2.5]")
+    assert (value, whole) == (["1E+400", 2.5], True)
+    json.dumps(value, allow_nan=False)  # what the model's block holds is JSON

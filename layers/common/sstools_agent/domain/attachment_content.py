@@ -38,7 +38,15 @@ from sstools_agent.domain.attachments import (
     AttachmentRejected,
     megabytes,
 )
-from sstools_agent.domain.json_scan import WINDOW, JsonInvalid, JsonShape, prefix_value, scan_json
+from sstools_agent.domain.json_scan import (
+    MAX_DEPTH,
+    MAX_DIGITS,
+    WINDOW,
+    JsonInvalid,
+    JsonShape,
+    prefix_value,
+    scan_json,
+)
 from sstools_agent.domain.page_markup import page_markup
 from sstools_agent.domain.sql_classifier import classify_sql
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS, cut_text
@@ -58,6 +66,10 @@ _BLOCK: Final = re.compile(
     + r"\n(?P<body>.*?)\n"
     + re.escape(ATTACHMENT_CLOSE),
     re.DOTALL,
+)
+NOT_JSON: Final = (
+    f"это не JSON (или он вложен глубже {MAX_DEPTH} уровней, или в нём больше "
+    f"{MAX_DIGITS} цифр подряд)"
 )
 JSON_PREFIX_CHARS: Final = 262_144
 """The JSON the model's summary is built from at most (parsed in Python: about 50 ms); the
@@ -125,7 +137,7 @@ def check_content(info: AttachmentInfo, data: bytes) -> JsonShape | None:
     try:
         return scan_json(_body(data))
     except JsonInvalid:
-        raise _mismatch(info, "это не JSON (или он вложен слишком глубоко)") from None
+        raise _mismatch(info, NOT_JSON) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +329,7 @@ def text_block(
             try:
                 shape = scan_json(body)
             except JsonInvalid:
-                raise _mismatch(info, "это не JSON (или он вложен слишком глубоко)") from None
+                raise _mismatch(info, NOT_JSON) from None
         return _json_block(info, body, shape, budget)
     shown = body[: 4 * max(budget, SQL_CLASSIFIED_CHARS)].decode("utf-8", "ignore")
     facts: dict[str, Any] = {}

@@ -9,6 +9,7 @@ nothing here needs storage, and a cold start forgets, which errs towards letting
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import threading
 import time
@@ -18,7 +19,24 @@ from typing import Final
 
 MAX_SOURCES: Final = 10_000
 OVERFLOW_SOURCE: Final = "(other sources)"
-"""Where sources beyond `max_sources` in one window are counted together."""
+"""Where the audit sampler counts sources beyond `max_sources` in one window together."""
+IPV6_PREFIX: Final = 64
+"""An IPv6 caller holds at least a /64: its addresses count as one source."""
+
+
+def counted_source(address: str) -> str:
+    """The source an address counts as: an IPv4-mapped IPv6 address as its IPv4 one, any other
+    IPv6 address as its /64 (a caller rotating addresses in its own prefix stays one source);
+    what is no address ("unknown") as itself."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, IPV6_PREFIX), strict=False))
+    return str(ip)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +56,7 @@ class _Windows:
     def __init__(self, window_s: float, clock: Callable[[], float], max_sources: int) -> None:
         self.window_s = window_s
         self._clock = clock
-        self._max_sources = max_sources
+        self.max_sources = max_sources
         self.lock = threading.Lock()
         self._started = self._window_start(clock())
         self.counts: dict[str, int] = {}
@@ -48,7 +66,7 @@ class _Windows:
 
     def key(self, source: str) -> str:
         """The counter `source` counts in (the shared overflow one when the window is full)."""
-        if source in self.counts or len(self.counts) < self._max_sources:
+        if source in self.counts or len(self.counts) < self.max_sources:
             return source
         return OVERFLOW_SOURCE
 
@@ -107,7 +125,7 @@ class AuthFailureSampler:
                         closed[0], windows.window_s, self._suppressed, len(closed[1])
                     )
                 self._recorded = self._suppressed = 0
-            key = windows.key(source)
+            key = windows.key(counted_source(source))
             seen = windows.counts.get(key, 0) + 1
             windows.counts[key] = seen
             admitted = seen <= self._per_source and self._recorded < self._per_window
@@ -119,7 +137,12 @@ class AuthFailureSampler:
 
 
 class FailureLimiter:
-    """Refuses a source that failed `max_failures` times in the current window until it ends."""
+    """Refuses a source that failed `max_failures` times in the current window until it ends.
+
+    The window tracks at most `max_sources` sources. A new source in a full window takes the
+    place of the oldest one not refused; when every one tracked is refused, a new source is not
+    tracked (it may try): a flood of sources never makes others share its count, which would
+    lock every caller out, the chat function's own token requests included."""
 
     def __init__(
         self,
@@ -139,7 +162,7 @@ class FailureLimiter:
         with windows.lock:
             now = self._clock()
             windows.roll(now)
-            if windows.counts.get(windows.key(source), 0) < self._max_failures:
+            if windows.counts.get(counted_source(source), 0) < self._max_failures:
                 return None
             return windows.seconds_left(now)
 
@@ -148,5 +171,17 @@ class FailureLimiter:
         windows = self._windows
         with windows.lock:
             windows.roll(self._clock())
-            key = windows.key(source)
-            windows.counts[key] = windows.counts.get(key, 0) + 1
+            key = self._tracked(counted_source(source))
+            if key is not None:
+                windows.counts[key] = windows.counts.get(key, 0) + 1
+
+    def _tracked(self, source: str) -> str | None:
+        """`source`, given a place in the window; None when every place holds a refused one."""
+        counts = self._windows.counts
+        if source in counts or len(counts) < self._windows.max_sources:
+            return source
+        for tracked, failures in counts.items():
+            if failures < self._max_failures:
+                del counts[tracked]  # iteration ends here
+                return source
+        return None

@@ -13,6 +13,9 @@ Strict JSON (RFC 8259): `NaN` and `Infinity`, which `json` reads, are no JSON he
 from __future__ import annotations
 
 import io
+import math
+import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -27,6 +30,9 @@ the value it keeps by recursion."""
 WINDOW: Final = 256 * 1024
 """Bytes read or decoded at once (the parser here, the text checks in `attachment_content`)."""
 
+MAX_DIGITS: Final = sys.get_int_max_str_digits()
+"""Digits in a row a file may hold (Python's limit on converting an integer's text)."""
+_LONG_DIGITS: Final = re.compile(rb"[0-9]{%d}" % (MAX_DIGITS + 1)) if MAX_DIGITS else None
 _NUMBER_CHARS: Final = "0123456789.eE+-"
 _OPENS: Final = frozenset({"start_map", "start_array"})
 _CLOSES: Final = frozenset({"end_map", "end_array"})
@@ -61,8 +67,20 @@ def _events(data: bytes) -> Iterator[tuple[str, Any]]:
     return events
 
 
+def _refuse_what_the_parser_must_not_see(data: bytes) -> None:
+    """yajl takes a vertical tab and a form feed for whitespace, which JSON has not; and an
+    integer longer than Python converts (`sys.get_int_max_str_digits`) fails inside the C
+    parser, which is then unusable (the next parse crashes the process). A run of that many
+    digits is refused wherever it is, a string's too: no identifier or hash is one."""
+    if b"\x0b" in data or b"\x0c" in data:
+        raise JsonInvalid("a vertical tab or form feed: no JSON whitespace")
+    if _LONG_DIGITS is not None and _LONG_DIGITS.search(data):
+        raise JsonInvalid(f"a run of more than {MAX_DIGITS} digits")
+
+
 def scan_json(data: bytes) -> JsonShape:
     """Checks that `data` (UTF-8, no BOM) is one JSON value; its shape. JsonInvalid if not."""
+    _refuse_what_the_parser_must_not_see(data)
     depth, items, top_level = 0, 0, ""
     try:
         for event, value in _events(data):
@@ -85,6 +103,14 @@ def scan_json(data: bytes) -> JsonShape:
     return JsonShape(top_level)
 
 
+def _plain(value: Any) -> Any:
+    """A number as `json` writes it: a float, or its text when no float holds it (`1e400`)."""
+    if not isinstance(value, Decimal):
+        return value
+    number = float(value)
+    return number if math.isfinite(number) else str(value)
+
+
 def prefix_value(text: str) -> tuple[Any, bool]:
     """The value `text` (the start of a valid JSON document) holds, containers left open at its
     end closed and a token it cuts left out; and whether it was whole."""
@@ -92,8 +118,9 @@ def prefix_value(text: str) -> tuple[Any, bool]:
     # A number the cut may have shortened (`12` of `1234`) is left out: the parser would keep it
     shown = text.rstrip(_NUMBER_CHARS)
     try:
+        _refuse_what_the_parser_must_not_see(shown.encode())
         for event, value in _events(shown.encode()):
-            builder.event(event, float(value) if isinstance(value, Decimal) else value)
-    except ijson.JSONError:  # the cut: what was built so far is the prefix's value
+            builder.event(event, _plain(value))
+    except (ijson.JSONError, JsonInvalid):  # the cut: what was built so far is its value
         return getattr(builder, "value", None), False
     return getattr(builder, "value", None), True

@@ -33,6 +33,7 @@ AG_UI_MAX_BODY_BYTES: Final = 4096 * KIB
 every run. The server reads only the last message, but the copy must fit: about 200 turns."""
 
 TOO_LARGE_STATUS: Final = 413
+CUT_OFF_DETAIL: Final = "Запрос оборвался, не дойдя до конца."
 
 
 def too_large_detail(limit: int) -> str:
@@ -73,12 +74,19 @@ class BodyLimit:
             await self.refuse(limit, scope, receive, send)
             return
         body = await _read_up_to(receive, limit)
-        if body is GONE:
-            return  # the client went away mid-body: nobody to answer
+        if body is GONE:  # the client went away mid-body: an answer no one reads, so that the
+            await self.cut_off(scope, receive, send)  # app's own middleware sees one
+            return
         if body is None:
             await self.refuse(limit, scope, receive, send)
             return
         await self.app(scope, _replaying(body, receive), send)
+
+    @staticmethod
+    async def cut_off(scope: Scope, receive: Receive, send: Send) -> None:
+        response = error(400, ErrorCode.VALIDATION_ERROR, CUT_OFF_DETAIL)
+        response.headers["Connection"] = "close"
+        await response(scope, receive, send)
 
     @staticmethod
     async def refuse(limit: int, scope: Scope, receive: Receive, send: Send) -> None:
