@@ -11,6 +11,7 @@ from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.sql_classifier import (
     MAX_SQL_BRACKET_NESTING,
     MAX_SQL_NESTING,
+    MAX_SQL_SUBSCRIPT_CHAIN,
     SqlClassification,
     classify_sql,
 )
@@ -391,6 +392,20 @@ def test_nesting_within_the_bound_keeps_its_classification(shape):
     depth = MAX_SQL_BRACKET_NESTING if shape[0].endswith("[") else MAX_SQL_NESTING
     assert classify_sql(nested(depth, *shape)).operation is Operation.READ
     assert classify_sql(nested(depth + 1, *shape)).parsed is False
+
+
+@pytest.mark.parametrize("subscript", ["[1]", "[1:2]", "[i]"])
+def test_a_chain_of_subscripts_past_the_bound_is_unparsable_before_the_parser_runs(
+    subscript: str,
+):
+    # sqlglot's work grows with the square of the chain: 3 KB of `[1]` took seconds
+    def chained(count: int) -> str:
+        return " ".join(["SELECT", "x" + subscript * count, "FROM t"])
+
+    assert classify_sql(chained(MAX_SQL_SUBSCRIPT_CHAIN)).operation is Operation.READ
+    past = classify_sql(chained(5000))
+    assert (past.operation, past.parsed) == (Operation.WRITE, False)
+    assert "subscripts in a row" in past.detail
 
 
 def test_everyday_nesting_reads():

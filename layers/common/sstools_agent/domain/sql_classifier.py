@@ -32,6 +32,9 @@ statement within it parses in at most some 800 frames, under Python's 1000 with 
 own 40 or so; deeper text does not parse (a write), and is refused before the parser runs."""
 MAX_SQL_BRACKET_NESTING: Final = 8
 """`[` open at once: sqlglot tries `ARRAY[…]` and `int[…]` both ways, doubling its work a level."""
+MAX_SQL_SUBSCRIPT_CHAIN: Final = 16
+"""Subscripts in a row (`x[1][2]…`): sqlglot's work grows with the square of the chain (3 KB of
+`[1]` took 5 s), and no query chains more than a few."""
 
 # Nodes that change data, schema, privileges or session state wherever they appear in a tree.
 _WRITE_NODES: Final = (
@@ -113,8 +116,14 @@ def _check_tokens(tokens: list[Token], runs_comments: bool) -> None:
     """ParseError for text the parser must not see: nested past the bounds (it would exhaust
     the stack, or with brackets the CPU), or carrying a comment the server would run."""
     open_now = dict.fromkeys(_CLOSING, 0)
+    chain, previous = 0, None
     for token in tokens:
         kind = token.token_type
+        if kind is TokenType.L_BRACKET:
+            chain = chain + 1 if previous is TokenType.R_BRACKET else 1
+            if chain > MAX_SQL_SUBSCRIPT_CHAIN:
+                raise ParseError(f"more than {MAX_SQL_SUBSCRIPT_CHAIN} subscripts in a row")
+        previous = kind
         if kind in _CLOSING:
             open_now[kind] += 1
             if sum(open_now.values()) > MAX_SQL_NESTING:
