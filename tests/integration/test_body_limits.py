@@ -22,7 +22,7 @@ from sstools_agent.http.body_limits import (
 from tests.integration.test_http_edge import SOME_ID, STATUS, Apps, serve_apps
 from tests.support.agent_stack import AgentStack
 
-TOO_LARGE = {"code": "VALIDATION_ERROR"}
+TOO_LARGE = {"code": "PAYLOAD_TOO_LARGE"}
 
 
 @dataclass(frozen=True)

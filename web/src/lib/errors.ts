@@ -49,6 +49,7 @@ function fallbackCode(status: number): string {
   if (status === 401) return "UNAUTHORIZED";
   if (status === 403) return "FORBIDDEN";
   if (status === 404) return "NOT_FOUND";
+  if (status === 413) return "PAYLOAD_TOO_LARGE";
   if (status === 422) return "VALIDATION_ERROR";
   if (status === 429) return "RATE_LIMITED";
   // A refusal without the API's {code, detail} body (a proxy's page, say): no code to invent.

@@ -11,6 +11,7 @@ export const ERROR_TITLES: Record<string, string> = {
   CONVERSATION_ARCHIVED: "Разговор удалён — начните новый",
   INTERNAL_ERROR: "Внутренняя ошибка сервера",
   VALIDATION_ERROR: "Некорректный запрос",
+  PAYLOAD_TOO_LARGE: "Запрос слишком большой",
   INVALID_CONTEXT: "Некорректный контекст страницы",
   INVALID_ATTACHMENT: "Файл нельзя отправить",
   UNAUTHORIZED: "Требуется вход",

@@ -34,6 +34,7 @@ import filetype  # type: ignore[import-untyped]
 
 from sstools_agent.domain.attachments import (
     BINARY_TYPES,
+    SCAN_WINDOW_BYTES,
     AttachmentInfo,
     AttachmentRejected,
     megabytes,
@@ -41,7 +42,6 @@ from sstools_agent.domain.attachments import (
 from sstools_agent.domain.json_scan import (
     MAX_DEPTH,
     MAX_DIGITS,
-    WINDOW,
     JsonInvalid,
     JsonShape,
     prefix_value,
@@ -107,8 +107,8 @@ def _utf8(data: bytes) -> bool:
     """Whether `data` is UTF-8, decoded a window at a time (never the whole text at once)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        for start in range(0, len(data), WINDOW):
-            decoder.decode(data[start : start + WINDOW])
+        for start in range(0, len(data), SCAN_WINDOW_BYTES):
+            decoder.decode(data[start : start + SCAN_WINDOW_BYTES])
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return False
@@ -181,7 +181,7 @@ def _lines_with_cells(body: bytes, delimiter: bytes) -> int:
     """Lines with more than separators and whitespace in them, a window at a time."""
     count, start, size = 0, 0, len(body)
     while start < size:
-        end = min(start + WINDOW, size)
+        end = min(start + SCAN_WINDOW_BYTES, size)
         if end < size:
             cut = body.find(b"\n", end)
             end = size if cut == -1 else cut

@@ -21,6 +21,8 @@ from urllib.parse import unquote
 
 DEFAULT_MAX_BYTES: Final = 10 * 1024 * 1024
 DEFAULT_MAX_FILES: Final = 5
+SCAN_WINDOW_BYTES: Final = 256 * 1024
+"""What a file check reads, decodes or walks at once (in C): another turn waits at most that."""
 MAX_NAME_CHARS: Final = 200
 """A file name's length limit, in characters (Unicode code points) of the name as kept
 (`checked_name`); the page counts the same way (`web/src/ui/attachments.ts`, a shared table of

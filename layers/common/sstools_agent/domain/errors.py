@@ -29,6 +29,8 @@ class ErrorCode(StrEnum):
     INVALID_ATTACHMENT = "INVALID_ATTACHMENT"
     """A file that may not be uploaded or sent: its type, size, bytes, owner or number."""
     VALIDATION_ERROR = "VALIDATION_ERROR"
+    PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    """A request body over its endpoint's limit (413), refused before it is read."""
     CONVERSATION_BUSY = "CONVERSATION_BUSY"
     CONVERSATION_ARCHIVED = "CONVERSATION_ARCHIVED"
     NO_PENDING_CONFIRMATION = "NO_PENDING_CONFIRMATION"

@@ -23,13 +23,12 @@ from typing import Any, Final
 
 import ijson  # type: ignore[import-untyped]
 
+from sstools_agent.domain.attachments import SCAN_WINDOW_BYTES
+
 _YAJL: Final = ijson.get_backend("yajl2_c")
 MAX_DEPTH: Final = 128
 """Nesting a file may have: real exports are a few levels deep, and the model's summary walks
 the value it keeps by recursion."""
-WINDOW: Final = 256 * 1024
-"""Bytes read or decoded at once (the parser here, the text checks in `attachment_content`)."""
-
 MAX_DIGITS: Final = sys.get_int_max_str_digits()
 """Digits in a row a file may hold (Python's limit on converting an integer's text)."""
 _LONG_DIGITS: Final = re.compile(rb"[0-9]{%d}" % (MAX_DIGITS + 1)) if MAX_DIGITS else None
@@ -63,7 +62,9 @@ _SCALAR_TYPES: Final = {
 
 def _events(data: bytes) -> Iterator[tuple[str, Any]]:
     # Numbers as int and Decimal: any size is JSON (floats overflow on `1e400`)
-    events: Iterator[tuple[str, Any]] = _YAJL.basic_parse(io.BytesIO(data), buf_size=WINDOW)
+    events: Iterator[tuple[str, Any]] = _YAJL.basic_parse(
+        io.BytesIO(data), buf_size=SCAN_WINDOW_BYTES
+    )
     return events
 
 

@@ -21,8 +21,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-WINDOW: Final = 256 * 1024
-"""Bytes one C call walks at most (longer when a tag is longer): another turn waits at most that."""
+from sstools_agent.domain.attachments import SCAN_WINDOW_BYTES
 
 _WS: Final = rb"[\t\n\x0c\r ]"
 _SNIFFED: Final = re.compile(
@@ -102,7 +101,7 @@ def _stops_at_active_tag(data: bytes) -> bool:
     does not count: a browser drops it)."""
     at, size = 0, len(data)
     while at < size:
-        end = min(at + WINDOW, size)
+        end = min(at + SCAN_WINDOW_BYTES, size)
         stop = _walk(data, at, end)
         if stop == end:
             at = end

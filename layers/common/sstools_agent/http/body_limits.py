@@ -21,12 +21,12 @@ KIB: Final = 1024
 
 DEFAULT_MAX_BODY_BYTES: Final = 256 * KIB
 """Any endpoint not named below: the REST API's bodies and the chat's cancel. The largest is an
-appended message (16 000 characters, 96 KB even if every one is a JSON `\\uXXXX` escape) with a
-page context (4 KB)."""
+appended message at its length limit, every character sent as JSON escapes, with a page context
+(tests/unit/test_body_limits.py checks that each endpoint's largest body fits)."""
 
 CHAT_MAX_BODY_BYTES: Final = 1024 * KIB
-"""`POST /api/agent/chat`: a message (8 000 characters) and a page context are small; the large
-case is an approve-with-edits whose edited SQL may be 100 000 characters (about 600 KB escaped)."""
+"""`POST /api/agent/chat`: a message and a page context are small; the large case is an
+approve-with-edits whose edited SQL is at the tool's length limit, every character escaped."""
 
 AG_UI_MAX_BODY_BYTES: Final = 4096 * KIB
 """`POST /api/agent/ag-ui`: AG-UI clients (HttpAgent) send their copy of the whole thread with
@@ -43,7 +43,7 @@ def too_large_detail(limit: int) -> str:
 
 class BodyLimit:
     """ASGI middleware: a request whose body is over its path's limit is answered 413
-    `{code: VALIDATION_ERROR, detail}` before the app sees it. A declared `Content-Length` over
+    `{code: PAYLOAD_TOO_LARGE, detail}` before the app sees it. A declared `Content-Length` over
     the limit is refused without reading a byte; a body without one (chunked) is read only up to
     the limit, then refused. A body within the limit is handed to the app as it was sent.
 
@@ -90,7 +90,7 @@ class BodyLimit:
 
     @staticmethod
     async def refuse(limit: int, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error(TOO_LARGE_STATUS, ErrorCode.VALIDATION_ERROR, too_large_detail(limit))
+        response = error(TOO_LARGE_STATUS, ErrorCode.PAYLOAD_TOO_LARGE, too_large_detail(limit))
         response.headers["Connection"] = "close"
         await response(scope, receive, send)
 
