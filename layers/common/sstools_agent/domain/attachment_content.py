@@ -5,7 +5,7 @@ well-kept pure-Python magic-byte library: Lambda has no libmagic); a text type m
 no NUL, must not be a binary format `filetype` knows (a PNG named `.csv`), must not be a page or
 carry active markup (`page_markup`), and JSON must parse (`json_scan`, without building its tree).
 Every check reads the bytes a window at a time in C: a file at the limit costs a few times its
-size in memory and well under a second or two of CPU, whatever its shape.
+size in memory and about a second of CPU at most, whatever its shape.
 
 Text-like files reach the model as a delimited, escaped data block, as tool outputs do (data,
 never instructions: a file cannot close its block), summarised structurally within a budget:
