@@ -20,7 +20,8 @@ export const ALLOWED_KINDS = "текст, CSV, JSON, SQL, Markdown, PNG, JPEG, P
 export const ATTACHMENTS_OFF = "Файлы к сообщениям здесь не прикладываются.";
 
 /** Controls, format characters (a right-to-left override) and line breaks: spaces in a name. */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+// Controls, format characters and line breaks, but the joiners (ZWNJ, ZWJ), which move no text
+const INVISIBLE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 
 /** A name as the server keeps it and counts its characters (`checked_name` in
  * `sstools_agent/domain/attachments.py`; `attachment-names.cases.json` holds the two equal):

@@ -50,6 +50,9 @@ _NAME_PREVIEW_CHARS: Final = 40
 _UNSAFE_NAME: Final = re.compile(r"[/\\]")
 _INVISIBLE: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
 """Controls, format characters (a right-to-left override) and line breaks: never in a name."""
+_JOINERS: Final = frozenset({"\u200c", "\u200d"})
+"""The format characters a name keeps: the zero-width non-joiner of Persian and Indic words, and
+the joiner of emoji sequences (👨‍👩‍👧); they move no text."""
 TEXT_CHARSETS: Final = frozenset({"utf-8", "utf8", "us-ascii"})
 ATTACHMENTS_OFF: Final = "Файлы к сообщениям здесь не прикладываются."
 """What a deployment that takes no files (`ATTACHMENT_MAX_FILES` 0) says (the page, in the same
@@ -127,7 +130,7 @@ def allowed_type(name: str, declared: str) -> str:
 def checked_name(name: str) -> str:
     """A file name as shown and kept: one line, no path; AttachmentRejected when unusable."""
     visible = "".join(
-        " " if unicodedata.category(ch) in _INVISIBLE else ch
+        " " if unicodedata.category(ch) in _INVISIBLE and ch not in _JOINERS else ch
         for ch in unicodedata.normalize("NFC", name)
     )
     cleaned = " ".join(_UNSAFE_NAME.sub("_", visible).split())
