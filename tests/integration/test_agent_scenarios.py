@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import boto3
@@ -18,7 +19,9 @@ from langchain_core.outputs import ChatResult
 from local.demo_users import DEMO_USERS
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.runtime import InMemoryConfirmedCall
 from sstools_agent.domain.chat_events import ConfirmationResult, EventType
+from sstools_agent.domain.confirmations import fingerprint
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_output_summary import (
@@ -339,6 +342,36 @@ async def test_s3_a2_a_503_on_a_write_is_not_retried(stack: AgentStack):
     assert only(events, EventType.TOOL_ERROR)["code"] == "TOOL_FAILURE"
     assert stack.upstream.plan.requests("POST", path) == 1
     assert "Не удалось выполнить deploy_dashboard" in answer(events)
+
+
+async def test_the_model_alone_is_told_of_an_edit_the_user_confirmed(stack: AgentStack):
+    # Given a model that proposed a deploy of dashboard 10, and a deploy that fails
+    path = "/api/dashboards/deploy"
+    stack.upstream.plan.add("POST", path, Fault(FaultKind.STATUS, status=503, times=1))
+    proposed = {"dashboard_ids": [10], "source_env_id": "ss-dev", "target_env_id": "staging"}
+    model = ScriptedModel(calls=[{"name": "deploy_dashboard", "args": proposed, "id": "d1"}])
+    conversation, context = thread(), stack.context("engineer", DASHBOARD_10)
+    agent = stack.agent(model)
+    await collect(agent.send(conversation, "задеплой", context))
+    pending = await agent.pending_confirmation(conversation)
+    assert pending is not None
+    # When the user confirms it edited to dashboard 11
+    edited = {**proposed, "dashboard_ids": [11]}
+    decision, args = agent.decide_edit(pending, edited, context.role)
+    shown = fingerprint("deploy_dashboard", args, decision.environment, decision.risk.value)
+    confirmed = replace(context, confirmed_call=InMemoryConfirmedCall("d1", shown))
+    events = await collect(
+        agent.resolve(conversation, ConfirmationResult.CONFIRMED, confirmed, pending, edited)
+    )
+    # Then the user's card says only what the failure says
+    failed = only(events, EventType.TOOL_ERROR)
+    assert failed["error"] == "TOOL_FAILURE: upstream answered 503: injected fault 503"
+    # And the model, which echoes what it read, was told of the arguments that ran
+    note = json.dumps(edited, ensure_ascii=False, sort_keys=True)
+    assert f"tool said: The user edited the arguments on the card before confirming, to {note}" in (
+        answer(events)
+    )
+    assert stack.upstream.plan.requests("POST", path) == 1
 
 
 async def test_s3_a3_large_outputs_are_summarised_for_the_model_only(stack: AgentStack):

@@ -27,6 +27,10 @@ from tests.support.seed import DASHBOARD_10, DATASET_15
 pytestmark = pytest.mark.anyio
 DEPLOY = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
 DEPLOYS = ("POST", "/api/dashboards/deploy")
+DEPLOY_FAILED = (
+    "TOOL_FAILURE: upstream answered 500: injected fault 500; "
+    "operation status unknown — check status"
+)
 
 
 async def ask(chat: ChatServer, role: str) -> tuple[str, dict[str, Any]]:
@@ -263,6 +267,34 @@ async def send_and_hang_up(chat: ChatServer, body: dict[str, Any], role: str) ->
         await asyncio.sleep(0.05)
 
 
+# What the user reads of the edited deploy (dashboard 11 to staging) whose answer never came:
+# the call in the card's words, never the model's note, an identifier or JSON.
+UNKNOWN_OF_THE_EDIT = (
+    "Статус операции неизвестен — проверьте статус: «деплой дашбордов в другое окружение» "
+    "(дашборд 11, окружение staging, с вашими правками) был отправлен в ss-tools, но ответ не "
+    "получен (operation status unknown — check status)."
+)
+
+
+async def test_an_edited_call_that_fails_tells_the_user_only_what_a_failure_says(
+    chat: ChatServer,
+):
+    # Given a card for dashboard 10 and an upstream that fails the next deploy
+    conversation, card = await ask(chat, "engineer")
+    chat.stack.upstream.plan.add(*DEPLOYS, Fault(FaultKind.STATUS, status=500))
+    # When the user confirms it edited to dashboard 11
+    edited = {**card["input"], "dashboard_ids": [11]}
+    status, events, _ = await post_stream(chat, edit(conversation, card, edited))
+    assert status == 200
+    # Then the card and the history say what a failed deploy says, and nothing meant for the model
+    [failed] = [e.data["metadata"] for e in events if e.type == "tool_error"]
+    assert (failed["code"], failed["error"]) == ("TOOL_FAILURE", DEPLOY_FAILED)
+    messages = await chat.store.messages(conversation)
+    [kept] = [c for c in messages[-1].tool_calls if c["tool_call_id"] == card["tool_call_id"]]
+    assert (kept["input"], kept["error"]) == (edited, DEPLOY_FAILED)
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
+
+
 async def test_an_edited_call_whose_function_was_killed_in_flight_is_told_as_what_ran(
     chat: ChatServer,
 ):
@@ -297,7 +329,7 @@ async def test_an_edited_call_whose_function_was_killed_in_flight_is_told_as_wha
     )
     said = [e.data["content"] for e in replay if e.type is None]
     assert status == 200
-    assert any("проверьте статус" in text and "[11]" in text for text in said), said
+    assert UNKNOWN_OF_THE_EDIT in said, said
     # When the user comes back with a new message
     status, events, _ = await post_stream(
         chat,
@@ -311,14 +343,12 @@ async def test_an_edited_call_whose_function_was_killed_in_flight_is_told_as_wha
     assert [a["metadata"]["type"] for a in about] == ["tool_start", "tool_error"]
     assert about[0]["metadata"]["input"] == edited
     unknown = about[1]["metadata"]
-    assert unknown["code"] == "TOOL_OUTCOME_UNKNOWN"
-    assert "проверьте статус" in unknown["error"]
-    assert '"dashboard_ids": [11]' in unknown["error"]
-    assert "10" not in unknown["error"]
-    # And the history keeps the input that ran
+    assert (unknown["code"], unknown["error"]) == ("TOOL_OUTCOME_UNKNOWN", UNKNOWN_OF_THE_EDIT)
+    # And the history keeps the input that ran, and what the user was told of it
     messages = await chat.store.messages(conversation)
     [kept] = [c for c in messages[-1].tool_calls if c["tool_call_id"] == card["tool_call_id"]]
     assert (kept["input"], kept["code"]) == (edited, "TOOL_OUTCOME_UNKNOWN")
+    assert kept["error"] == UNKNOWN_OF_THE_EDIT
     # And the audit's one record of what became of the call names both fingerprints
     [record] = [r for r in chat.audit.records if r.kind is AuditKind.TOOL_OUTCOME_UNKNOWN]
     assert record.detail["fingerprint"] == item["fingerprint"]

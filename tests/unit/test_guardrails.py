@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sstools_agent.domain.catalog_types import DASHBOARD_NOUN
+from sstools_agent.domain.confirmations import ExecutionState, edited_call_text, outcome_text
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
 from sstools_agent.domain.roles import Role
@@ -214,3 +215,35 @@ def test_an_edit_that_only_makes_sql_louder_asks_again(policy: ToolPolicy):
     louder = decided("DELETE FROM energy")
     assert (louder.risk, louder.impact) == (shown.risk, shown.impact)
     assert edit_asks_again(shown.to_payload(), louder)
+
+
+@pytest.mark.parametrize(
+    ("tool", "edited_args", "named"),
+    [
+        (
+            "deploy_dashboard",
+            {"dashboard_ids": [11], "source_env_id": "ss-dev", "target_env_id": "prod"},
+            "«деплой дашбордов в другое окружение» (дашборд 11, окружение prod, с вашими правками)",
+        ),
+        (
+            "deploy_dashboard",
+            {"dashboard_ids": [10, 11], "source_env_id": "ss-dev", "target_env_id": "staging"},
+            "«деплой дашбордов в другое окружение» "
+            "(дашборды 10, 11, окружение staging, с вашими правками)",
+        ),
+        (
+            "create_branch",
+            {"dashboard_id": 10, "branch_name": "fix"},
+            "«создание git-ветки дашборда» со значениями, которые вы указали",
+        ),
+        ("no_such_tool", {"x": 1}, "операция со значениями, которые вы указали"),
+    ],
+)
+def test_an_edited_call_is_named_in_the_cards_words_never_as_json(
+    tool: str, edited_args: dict[str, object], named: str
+):
+    # The catalog's label and what the card words of the arguments; the rest is not spelled out
+    assert edited_call_text(tool, edited_args) == named
+    assert outcome_text(tool, ExecutionState.SUCCEEDED, edited_args) == (
+        f"Операция {named} выполнена."
+    )

@@ -37,6 +37,10 @@ from sstools_agent.domain.tool_runs import ToolCallFailed
 PERMISSION_DENIED: Final = "permission_denied"
 CANCELLED: Final = "cancelled"
 FAILED: Final = "failed"
+EDITED_ARGS: Final = "edited_args"
+"""`artifact[EDITED_ARGS]`: the arguments a call confirmed with edits was confirmed with. The
+model is told of them when it reads the message (`with_edit_notes`); the message's content, the
+text the user is shown and the history keeps, stays the outcome alone."""
 
 
 class ModelUnavailableError(Exception):
@@ -71,6 +75,27 @@ def with_file_blocks(
     return shown
 
 
+def with_edit_notes(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """`messages` as the model is sent them: the result of a call confirmed with edits opens
+    with a note of the arguments it was confirmed with (the model's own message proposed
+    others); the stored messages are left as they are."""
+    shown = list(messages)
+    for index, message in enumerate(shown):
+        artifact = message.artifact if isinstance(message, ToolMessage) else None
+        if isinstance(artifact, dict) and isinstance(artifact.get(EDITED_ARGS), dict):
+            content = f"{edited_call_note(artifact[EDITED_ARGS])}\n{_text_of(message.content)}"
+            shown[index] = message.model_copy(update={"content": content})
+    return shown
+
+
+def mark_edited(message: ToolMessage, edited_args: dict[str, Any]) -> ToolMessage:
+    """`message`, the result of a call confirmed with `edited_args`, marked so that the model
+    is told of the edit (see EDITED_ARGS); its content, what the user reads, is unchanged."""
+    artifact = message.artifact if isinstance(message.artifact, dict) else {}
+    message.artifact = {**artifact, EDITED_ARGS: edited_args}
+    return message
+
+
 class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
     """Applies the ToolPolicy to every model call and every tool call."""
 
@@ -84,7 +109,8 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         handler: Callable[[ModelRequest[AgentRunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         """Binds only the tools this user may use on this page; puts the context in the prompt;
-        shows this turn's images and PDFs (`AgentRunContext.file_blocks`)."""
+        shows this turn's images and PDFs (`AgentRunContext.file_blocks`) and the edits calls
+        were confirmed with."""
         context = request.runtime.context
         selection = self.policy.select_tools(context.role, context.ui_context)
         tools = [t for t in request.tools if selection.offers(getattr(t, "name", ""))]
@@ -96,7 +122,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             system_message=SystemMessage(
                 content=system_prompt(context.ui_context, context.prefetched, selection.removed)
             ),
-            messages=with_file_blocks(request.messages, context.file_blocks),
+            messages=with_file_blocks(with_edit_notes(request.messages), context.file_blocks),
         )
         try:
             return await handler(narrowed)
@@ -250,7 +276,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         edited_args = confirmed_request.tool_call["args"]
         if edited_args is not request.tool_call["args"] and isinstance(result, ToolMessage):
             # The model's own message still names the arguments it proposed: it is told what ran.
-            result.content = f"{edited_call_note(edited_args)}\n{_text_of(result.content)}"
+            mark_edited(result, edited_args)
         return result
 
     @staticmethod
@@ -292,8 +318,8 @@ def edited_call_note(edited_args: dict[str, Any]) -> str:
     message names the arguments it proposed, not the ones that were sent."""
     note = json.dumps(edited_args, ensure_ascii=False, sort_keys=True)
     return (
-        "The user edited the arguments on the card before confirming; the confirmed call was "
-        f"made with {note}, not with the arguments you proposed."
+        f"The user edited the arguments on the card before confirming, to {note}; this result "
+        "is of the call with those arguments, not with the arguments you proposed."
     )
 
 

@@ -1219,7 +1219,8 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
             f"Операция {tool} отменена, ничего не изменено.",
             f"The {tool} operation was cancelled; nothing was changed.",
         )
-    detail = _text_of(message).split(": ", 1)[-1]
+    # The last line: a note about an edited call (`with_edit_notes`) comes before the result
+    detail = _text_of(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
     return say(russian, f"Не удалось выполнить {tool}: {detail}", f"{tool} failed: {detail}")
 
 

@@ -23,7 +23,7 @@ from langgraph.types import Checkpointer, Command, Interrupt, StreamMode
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
 from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInterrupt
-from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware, edited_call_note
+from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware, mark_edited
 from sstools_agent.agent.prefetch import PrefetchedObject, prefetch_object
 from sstools_agent.agent.tools import build_tools
 from sstools_agent.domain.attachment_content import (
@@ -315,7 +315,7 @@ class ChatAgent:
         message = interrupted_call_message(pending.tool, pending.tool_call_id, outcome, edited_args)
         events: list[ChatEvent] = []
         if edited_args is not None:
-            message.content = f"{edited_call_note(edited_args)}\n{message.content}"
+            mark_edited(message, edited_args)
             if outcome is not ExecutionState.NOT_RUN:
                 events.append(ToolStart(pending.tool, edited_args, pending.tool_call_id))
         await self.graph.aupdate_state(

@@ -186,17 +186,24 @@ class PreparedTurn:
     resume_after: int = 0
     result: ConfirmationResult | None = None
     confirmation: Confirmation | None = None
-    """The card a confirm or deny answers."""
+    """The card a confirm, deny or edit answers; once decided, as the decision left it (with
+    the edit it was answered with)."""
     pending: PendingConfirmation | None = None
     """The call that card waits on, as the checkpoint held it when checked."""
-    edit: ConfirmationEdit | None = None
-    """An `edit` answer's arguments, and whether they run or ask again."""
     journaled: set[str] = field(default_factory=set)
     """Tool call ids whose audit records the confirmation journal writes (not the events)."""
     stopped: bool = False
     """The run was stopped by a cancel request (set when the stream ends)."""
     attachments: list[CheckedFile] = field(default_factory=list)
     """The message's files, checked."""
+
+    @property
+    def edited_args(self) -> dict[str, Any] | None:
+        """The arguments an `edit` answer runs (or asks again with), as the decided card keeps
+        them; None for a card that expired first: its edit is moot, nothing runs."""
+        if self.confirmation is None or self.result is ConfirmationResult.EXPIRED:
+            return None
+        return self.confirmation.edited_args
 
 
 @dataclass
@@ -599,7 +606,6 @@ class ChatTurns:
         turn.confirmation = decided
         if edit is not None and turn.result is not ConfirmationResult.EXPIRED:
             self._audit_edit(confirmation, edit, turn.result)
-            turn.edit = edit  # an edit of a card that expired first is moot: nothing runs
         return turn
 
     def _edit(
@@ -754,9 +760,8 @@ class ChatTurns:
                 journal = self._journal(turn, turn.confirmation)
                 context = replace(context, confirmed_call=journal)
             failed = False
-            edited_args = turn.edit.edited_args if turn.edit else None
             resolving = agent.resolve(
-                conversation_id, turn.result, context, turn.pending, edited_args
+                conversation_id, turn.result, context, turn.pending, turn.edited_args
             )
             async for event in resolving:
                 failed = failed or isinstance(event, ErrorEvent)

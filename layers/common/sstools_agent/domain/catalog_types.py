@@ -56,6 +56,8 @@ class RussianNoun:
     many: str
     changed_one: str
     changed_many: str
+    plural: str
+    """The plural that names objects: «дашборды 10, 11»."""
 
     def count_phrase(self, count: int) -> str:
         """«1 дашборд будет изменён», «3 дашборда будут изменены», «5 дашбордов будут изменены»."""
@@ -67,7 +69,9 @@ class RussianNoun:
         return f"{count} {self.many} будут {self.changed_many}"
 
 
-DASHBOARD_NOUN: Final = RussianNoun("дашборд", "дашборда", "дашбордов", "изменён", "изменены")
+DASHBOARD_NOUN: Final = RussianNoun(
+    "дашборд", "дашборда", "дашбордов", "изменён", "изменены", "дашборды"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,15 @@ class CountedImpact:
         value = args.get(self.argument)
         count = len(value) if isinstance(value, list | tuple | set) else int(value is not None)
         return self.noun.count_phrase(count)
+
+    def named(self, args: Mapping[str, Any]) -> str | None:
+        """The objects the call names, «дашборд 11» or «дашборды 10, 11»; None without any."""
+        value = args.get(self.argument)
+        ids = list(value) if isinstance(value, list | tuple) else [value] if value else []
+        if not ids:
+            return None
+        noun = self.noun.one if len(ids) == 1 else self.noun.plural
+        return f"{noun} {', '.join(str(each) for each in ids)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,12 @@ A denied call carries the permission result and no confirmation: the card says �
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Final
 
-from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.catalog_types import CountedImpact, Operation, ToolSpec
 from sstools_agent.domain.environments import EnvironmentTier
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.tool_calls import ResolvedToolCall
@@ -86,6 +87,18 @@ def _impact(call: ResolvedToolCall) -> str | None:
     if call.operation is Operation.READ or call.spec.impact is None:
         return None
     return call.spec.impact.describe(call.arguments, env_id)
+
+
+def call_in_words(spec: ToolSpec | None, args: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """A call as text the user reads names it, in the card's words: the tool's Russian label
+    (in «»), and what the card's wording says of its arguments (the objects it counts, the
+    environment it changes), empty where the catalog words none of them."""
+    label = f"«{spec.label_ru}»" if spec is not None and spec.label_ru else "операция"
+    if spec is None:
+        return label, []
+    named = spec.impact.named(args) if isinstance(spec.impact, CountedImpact) else None
+    env = args.get(spec.environment_argument) if spec.environment_argument else None
+    return label, [part for part in (named, f"окружение {env}" if env else None) if part]
 
 
 def _risk_and_tone(call: ResolvedToolCall) -> tuple[RiskLevel, Tone]:
