@@ -26,10 +26,10 @@ from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddre
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.wiring.adapters import secrets_reader_from
 from sstools_agent.wiring.api import build_api
-from tests.integration.test_chat_function import MemoryAudit
-from tests.integration.test_http_edge import ORIGIN_SECRET, STATUS, FakeClock
-from tests.support.agent_stack import AgentStack, chat_app
+from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
+from tests.support.chat_http import STATUS
 from tests.support.events import load_event
+from tests.support.http_apps import ORIGIN_SECRET, FakeClock
 
 SECRET = ORIGIN_SECRET
 ROOT = Path(__file__).resolve().parents[2]
