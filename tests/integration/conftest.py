@@ -10,9 +10,10 @@ import pytest
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.settings import Settings
-from tests.integration.test_chat_function import ChatServer, MemoryAudit
+from tests.integration.test_chat_function import ChatServer
 from tests.support.agent_stack import (
     AgentStack,
+    MemoryAudit,
     SampleUpstream,
     chat_app,
     sample_upstream,

@@ -35,8 +35,8 @@ from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.audit import AuditKind
-from tests.integration.test_chat_function import ChatServer, MemoryAudit
-from tests.support.agent_stack import AgentStack, chat_app
+from tests.integration.test_chat_function import ChatServer
+from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio

@@ -26,7 +26,7 @@ from local.servers import serve
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.domain.attachments import ATTACHMENTS_OFF, attached_key, upload_key
+from sstools_agent.domain.attachments import ATTACHMENTS_OFF, NAME_META, attached_key, upload_key
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
@@ -295,7 +295,7 @@ def test_a_file_kept_before_names_read_as_they_were_written_then(origin: Origin)
         Key=attached_key(user.subject, file_id),
         Body=b"a,b\n1,2\n",
         ContentType="text/csv",
-        Metadata={"name": quote("отчёт за май.csv", safe="")},
+        Metadata={NAME_META: quote("отчёт за май.csv", safe="")},
     )
     # When its owner downloads it, or attaches it again
     link = httpx.get(f"{origin.url}{FILES}/{file_id}/download", headers=user.headers).json()

@@ -19,8 +19,9 @@ from sstools_agent.http.body_limits import (
     CHAT_MAX_BODY_BYTES,
     DEFAULT_MAX_BODY_BYTES,
 )
-from tests.integration.test_http_edge import SOME_ID, STATUS, Apps, serve_apps
 from tests.support.agent_stack import AgentStack
+from tests.support.chat_http import STATUS
+from tests.support.http_apps import SOME_ID, Apps, serve_apps
 
 TOO_LARGE = {"code": "PAYLOAD_TOO_LARGE"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,27 +21,16 @@ from local.servers import serve
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.turns import STOPPED_TEXT
-from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.conversations import MessageRole
-from tests.support.agent_stack import AgentStack, chat_app, user_issuer
+from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app, user_issuer
+from tests.support.chat_http import STATUS, Received, sse_events
 from tests.support.events import as_http_request, load_event
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
 
-STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
 WORD_DELAY_S = 0.02
-
-
-class MemoryAudit:
-    def __init__(self) -> None:
-        self.records: list[AuditRecord] = []
-
-    def emit(self, record: AuditRecord) -> None:
-        self.records.append(record)
-
-    def flush(self) -> None:
-        pass
 
 
 @dataclass
@@ -65,30 +54,6 @@ def chat(stack: AgentStack) -> Iterator[ChatServer]:
     app, store, _ = chat_app(stack, OfflineChatModel(token_delay_s=WORD_DELAY_S), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
-
-
-@dataclass
-class Received:
-    id: str
-    data: dict[str, Any]
-    at: float
-
-    @property
-    def type(self) -> str | None:
-        return self.data["metadata"].get("type")  # type: ignore[no-any-return]
-
-
-async def sse_events(response: httpx.Response) -> AsyncIterator[Received]:
-    """Parses a text/event-stream as it arrives."""
-    event_id, data = "", ""
-    async for line in response.aiter_lines():
-        if line.startswith("id: "):
-            event_id = line[4:]
-        elif line.startswith("data: "):
-            data = line[6:]
-        elif line == "" and data:
-            yield Received(event_id, json.loads(data), time.monotonic())
-            event_id, data = "", ""
 
 
 async def post_stream(

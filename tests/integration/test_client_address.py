@@ -20,22 +20,22 @@ from starlette.requests import Request
 from functions.api.app import create_app as create_api_app
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.domain.attempt_limits import DEFAULT_MAX_FAILURES
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddresses
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.wiring.adapters import secrets_reader_from
 from sstools_agent.wiring.api import build_api
-from tests.integration.test_chat_function import MemoryAudit
-from tests.integration.test_http_edge import ORIGIN_SECRET, STATUS, FakeClock
-from tests.support.agent_stack import AgentStack, chat_app
+from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
+from tests.support.chat_http import STATUS
 from tests.support.events import load_event
+from tests.support.http_apps import ORIGIN_SECRET, FakeClock
 
 SECRET = ORIGIN_SECRET
 ROOT = Path(__file__).resolve().parents[2]
 EDGE = "130.176.98.17"
 """A CloudFront edge server: the last `X-Forwarded-For` entry of every viewer it serves."""
 TOKEN_PATH = "/api/auth/service-token"
-MAX_FAILURES = 5  # the default SERVICE_TOKEN_MAX_FAILURES
 
 
 @dataclass
@@ -110,7 +110,7 @@ def test_rotating_x_forwarded_for_does_not_escape_the_limit(token_endpoint: Toke
         ]
         right = token_endpoint.post(client, token_endpoint.right, {"X-Forwarded-For": "10.6.0.1"})
     # Then they all count against its one address: 5 refusals, then 429 (right secret or not)
-    assert answers == [401] * MAX_FAILURES + [429] * (20 - MAX_FAILURES)
+    assert answers == [401] * DEFAULT_MAX_FAILURES + [429] * (20 - DEFAULT_MAX_FAILURES)
     assert right.status_code == 429
     assert set(token_endpoint.sources()) == {"127.0.0.1"}
 
@@ -126,10 +126,10 @@ def test_two_viewers_behind_one_edge_are_limited_separately(token_endpoint: Toke
         # When one of them guesses until it is refused
         answers = [
             token_endpoint.post(client, token_endpoint.wrong, attacker).status_code
-            for _ in range(MAX_FAILURES + 1)
+            for _ in range(DEFAULT_MAX_FAILURES + 1)
         ]
         # Then only it is limited: the other still gets its token
-        assert answers == [401] * MAX_FAILURES + [429]
+        assert answers == [401] * DEFAULT_MAX_FAILURES + [429]
         assert token_endpoint.post(client, token_endpoint.right, agent).status_code == 200
     assert set(token_endpoint.sources()) == {"198.51.100.7"}
 
@@ -151,10 +151,10 @@ def test_a_viewer_address_without_the_origin_secret_is_ignored(
                 token_endpoint.wrong,
                 through_cloudfront(f"198.51.100.{n}:4000", origin=origin),
             ).status_code
-            for n in range(MAX_FAILURES + 3)
+            for n in range(DEFAULT_MAX_FAILURES + 3)
         ]
     # Then the header is not believed: every attempt counts against the connection's address
-    assert answers == [401] * MAX_FAILURES + [429] * 3
+    assert answers == [401] * DEFAULT_MAX_FAILURES + [429] * 3
     assert set(token_endpoint.sources()) == {"127.0.0.1"}
 
 
@@ -214,9 +214,9 @@ def test_through_api_gateway_the_source_is_its_source_ip(stack: AgentStack):
         return status
 
     # When one source guesses with a new X-Forwarded-For each time
-    answers = [invoke("192.0.2.10", f"10.7.0.{n}", wrong) for n in range(MAX_FAILURES + 2)]
+    answers = [invoke("192.0.2.10", f"10.7.0.{n}", wrong) for n in range(DEFAULT_MAX_FAILURES + 2)]
     # Then API Gateway's sourceIp is what is counted: refused after 5, and another source is not
-    assert answers == [401] * MAX_FAILURES + [429] * 2
+    assert answers == [401] * DEFAULT_MAX_FAILURES + [429] * 2
     assert invoke("192.0.2.11", "10.7.0.1", right) == 200
     sources = {r.detail["source"] for r in audit.records if r.kind is AuditKind.AUTH_FAILED}
     assert sources == {"192.0.2.10"}

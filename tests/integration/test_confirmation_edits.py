@@ -19,8 +19,8 @@ from local.fault_injection import Fault, FaultKind
 from sstools_agent.domain.audit import AuditKind, args_hash
 from sstools_agent.wiring.chat import build_chat
 from tests.integration.test_chat_function import ChatServer, post_stream
-from tests.integration.test_confirmations import confirmation_item, wait_for
 from tests.support.agent_stack import PATIENT_TOOL_TIMEOUT_S
+from tests.support.chat_http import confirmation_item, edit, in_flight, types, wait_for
 from tests.support.chat_process import chat_process, lapse_lease
 from tests.support.seed import DASHBOARD_10, DATASET_15
 
@@ -40,15 +40,6 @@ async def ask(chat: ChatServer, role: str) -> tuple[str, dict[str, Any]]:
     return events[-1].data["metadata"]["conversation_id"], card
 
 
-def edit(conversation: str, card: dict[str, Any], edited_args: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "action": "edit",
-        "conversation_id": conversation,
-        "confirmation_id": card["confirmation_id"],
-        "edited_args": edited_args,
-    }
-
-
 async def refused(
     chat: ChatServer, body: dict[str, Any], role: str = "engineer"
 ) -> tuple[int, Any]:
@@ -63,10 +54,6 @@ def deployed(chat: ChatServer) -> list[list[int]]:
     tasks carry no dashboards)."""
     tasks = chat.stack.upstream.state.tasks.values()
     return [task["result"]["deployed"] for task in tasks if isinstance(task["result"], dict)]
-
-
-def types(events: list[Any]) -> list[str | None]:
-    return [e.type for e in events]
 
 
 async def test_an_edit_of_the_same_risk_runs_once_with_the_edited_arguments(chat: ChatServer):
@@ -304,18 +291,14 @@ async def test_an_edited_call_whose_function_was_killed_in_flight_is_told_as_wha
     edited = {**card["input"], "dashboard_ids": [11]}
     chat.stack.upstream.plan.add(*DEPLOYS, Fault(FaultKind.HANG))
     with chat_process(chat.stack.settings, tool_timeout_s=PATIENT_TOOL_TIMEOUT_S) as function:
-        async with (
-            httpx.AsyncClient(timeout=30) as client,
-            client.stream(
-                "POST",
-                f"{function.url}/api/agent/chat",
-                json=edit(conversation, card, edited),
-                headers=chat.headers(),
-            ) as response,
+        # When the function is killed while the edited deploy is in flight
+        async with in_flight(
+            function.url,
+            edit(conversation, card, edited),
+            chat.headers(),
+            lambda: chat.stack.upstream.plan.requests(*DEPLOYS) == 1,
+            timeout_s=60,
         ):
-            assert response.status_code == 200
-            # When the function is killed while the edited deploy is in flight
-            await wait_for(lambda: chat.stack.upstream.plan.requests(*DEPLOYS) == 1, 60)
             function.kill()
     lapse_lease(chat.stack.settings, conversation)
     # Then the journal names the edited call, beside the card's

@@ -26,9 +26,9 @@ from sstools_agent.domain.confirmations import ConfirmationStatus
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import ObjectType
 from sstools_agent.wiring.adapters import confirmation_store_from
-from tests.integration.test_chat_function import ChatServer, MemoryAudit, post_stream, sse_events
-from tests.integration.test_confirmations import confirmation_item, wait_for
-from tests.support.agent_stack import AgentStack, chat_app, user_issuer
+from tests.integration.test_chat_function import ChatServer, post_stream
+from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app, user_issuer
+from tests.support.chat_http import confirmation_item, in_flight, sse_events, wait_for
 from tests.support.models import ScriptedModel
 from tests.support.seed import DASHBOARD_10
 
@@ -234,19 +234,9 @@ async def confirm_and_drop_in_flight(
     chat: ChatServer, conversation: str, card: dict[str, Any]
 ) -> None:
     """Confirms, then goes away once the upstream has received the call (it is in flight)."""
-    async with (
-        httpx.AsyncClient(timeout=30) as client,
-        client.stream(
-            "POST",
-            f"{chat.url}/api/agent/chat",
-            json=confirm_body(conversation, card, DASHBOARD_10),
-            headers=chat.headers(),
-        ) as response,
-    ):
-        assert response.status_code == 200
-        events = sse_events(response)
+    body = confirm_body(conversation, card, DASHBOARD_10)
+    async with in_flight(chat.url, body, chat.headers(), lambda: deploys(chat) == 1) as events:
         assert (await anext(events)).type == "confirm_resolved"
-        await wait_for(lambda: deploys(chat) == 1)
         # Leaving the block closes the connection with the call in flight
 
 

@@ -19,8 +19,9 @@ from local.sam_template import load_template
 from local.servers import serve
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.integration.test_chat_function import ChatServer, MemoryAudit, post_stream
-from tests.support.agent_stack import AgentStack, chat_app
+from tests.integration.test_chat_function import ChatServer, post_stream
+from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
+from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -89,22 +90,6 @@ async def ask(chat: ChatServer, role: str = "engineer") -> tuple[str, dict[str, 
     assert status == 200
     card = next(e for e in events if e.type == "confirm_required").data["metadata"]
     return events[-1].data["metadata"]["conversation_id"], card
-
-
-def confirmation_item(chat: ChatServer, confirmation_id: str) -> dict[str, Any]:
-    item = clients(chat.stack)["dynamodb"].get_item(
-        TableName=chat.stack.settings.conversations_table,
-        ConsistentRead=True,
-        Key={"PK": {"S": f"CONF#{confirmation_id}"}, "SK": {"S": "CONFIRMATION"}},
-    )["Item"]
-    return {k: next(iter(v.values())) for k, v in item.items()}
-
-
-async def wait_for(predicate: Any, timeout_s: float = 15) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.1)
 
 
 def execution(chat: ChatServer, confirmation_id: str) -> dict[str, Any]:

@@ -8,11 +8,10 @@ one stays a read.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from tests.integration.test_chat_function import ChatServer, Received, post_stream
+from tests.integration.test_chat_function import ChatServer, post_stream
+from tests.support.chat_http import Received, edit, one, types
 from tests.support.seed import DATASET_15
 
 pytestmark = pytest.mark.anyio
@@ -32,29 +31,11 @@ async def run_sql(chat: ChatServer, sql: str, role: str) -> list[Received]:
     return events
 
 
-def types(events: list[Received]) -> list[str | None]:
-    return [e.type for e in events]
-
-
-def edit(conversation: str, card: dict[str, Any], sql: str) -> dict[str, Any]:
-    """The body that approves `card` with its SQL edited to `sql`."""
-    return {
-        "action": "edit",
-        "conversation_id": conversation,
-        "confirmation_id": card["confirmation_id"],
-        "edited_args": {**card["input"], "sql": sql},
-    }
-
-
-def one(events: list[Received], kind: str) -> dict[str, Any]:
-    found: list[dict[str, Any]] = [e.data["metadata"] for e in events if e.type == kind]
-    assert len(found) == 1, [e.data for e in events]
-    return found[0]
-
-
 @pytest.mark.parametrize("sql", NESTED.values(), ids=list(NESTED))
 async def test_an_analysts_sql_nested_too_deep_is_refused_as_a_write(chat: ChatServer, sql):
+    # Given an analyst, When they ask to run SQL nested deeper than the parser takes
     events = await run_sql(chat, sql, "analyst")
+    # Then it is refused as a write (an engineer's), with no internal error, and nothing ran
     assert "error" not in types(events)
     denied = one(events, "permission_denied")
     assert (denied["tool"], denied["required_role"]) == ("superset_execute_sql", "engineer")
@@ -64,7 +45,9 @@ async def test_an_analysts_sql_nested_too_deep_is_refused_as_a_write(chat: ChatS
 async def test_an_engineers_sql_nested_too_deep_gets_a_card_saying_it_did_not_parse(
     chat: ChatServer,
 ):
+    # Given an engineer, When they ask to run SQL nested deeper than the parser takes
     events = await run_sql(chat, NESTED["parentheses"], "engineer")
+    # Then a card says it did not parse and counts as a change of data; nothing ran
     assert "error" not in types(events)
     card = one(events, "confirm_required")
     assert card["decision"]["impact"] == "SQL не разобран: выполнение считается изменением данных"
@@ -73,10 +56,15 @@ async def test_an_engineers_sql_nested_too_deep_gets_a_card_saying_it_did_not_pa
 
 
 async def test_an_edit_to_sql_nested_too_deep_asks_again_and_runs_nothing(chat: ChatServer):
+    # Given an engineer's card for a DELETE
     events = await run_sql(chat, "DELETE FROM energy_readings WHERE id = 1", "engineer")
     conversation = events[-1].data["metadata"]["conversation_id"]
     card = one(events, "confirm_required")
-    status, events, refused = await post_stream(chat, edit(conversation, card, NESTED["case"]))
+    # When they approve it with its SQL edited to SQL nested too deep
+    status, events, refused = await post_stream(
+        chat, edit(conversation, card, {**card["input"], "sql": NESTED["case"]})
+    )
+    # Then a new card asks about the edited SQL, and nothing ran
     assert (status, refused) == (200, None)
     assert types(events) == ["confirm_resolved", "confirm_required", "stream_end"]
     assert events[1].data["metadata"]["input"]["sql"] == NESTED["case"]
@@ -91,13 +79,17 @@ async def test_an_edit_to_sql_nested_too_deep_asks_again_and_runs_nothing(chat: 
     ],
 )
 async def test_an_analysts_read_with_a_comment_after_the_semicolon_runs(chat: ChatServer, sql):
+    # Given an analyst, When they ask to run a read with a comment after its last semicolon
     events = await run_sql(chat, sql, "analyst")
+    # Then it runs as the read it is: no refusal, no card, one run upstream
     assert not [e for e in events if e.type in ("permission_denied", "confirm_required")]
     assert one(events, "tool_end")["tool"] == "superset_execute_sql"
     assert chat.stack.upstream.plan.requests(*SQL_RUNS) == 1
 
 
 async def test_a_write_after_a_comment_is_still_a_write(chat: ChatServer):
+    # Given an analyst, When they ask to run a read, a comment, then a DELETE
     events = await run_sql(chat, "SELECT 1; /* x */ DELETE FROM energy_readings", "analyst")
+    # Then the comment hides nothing: it is refused as a write, and nothing ran
     assert one(events, "permission_denied")["required_role"] == "engineer"
     assert chat.stack.upstream.plan.requests(*SQL_RUNS) == 0

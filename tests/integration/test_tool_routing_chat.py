@@ -23,8 +23,7 @@ from sstools_agent.wiring.adapters import (
     conversation_store_from,
     tool_output_store_from,
 )
-from tests.integration.test_chat_function import MemoryAudit
-from tests.support.agent_stack import AgentStack, RecordingOfflineModel, answer
+from tests.support.agent_stack import AgentStack, MemoryAudit, RecordingOfflineModel, answer
 from tests.support.seed import DASHBOARD_10, DATASET_15
 
 pytestmark = pytest.mark.anyio

@@ -23,6 +23,7 @@ from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent, InMemoryConfirmedCall
+from sstools_agent.domain.audit import AuditRecord
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwksKeys
 from sstools_agent.domain.ports import BlobStore
@@ -47,6 +48,19 @@ class NoAudit:
 
     def emit(self, record: object) -> None:
         """Nothing is kept."""
+
+    def flush(self) -> None:
+        """Nothing is held."""
+
+
+class MemoryAudit:
+    """An audit sink that keeps its records in memory, for tests that read them."""
+
+    def __init__(self) -> None:
+        self.records: list[AuditRecord] = []
+
+    def emit(self, record: AuditRecord) -> None:
+        self.records.append(record)
 
     def flush(self) -> None:
         """Nothing is held."""

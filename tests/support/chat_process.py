@@ -40,8 +40,14 @@ settings = Settings()
 deps = dataclasses.replace(
     build_chat(settings), service_token=minted_service_tokens(settings), audit=NoAudit()
 )
+# As every server of the apps: the peer is the socket's, never a loopback caller's X-Forwarded-For
 uvicorn.run(
-    create_app(deps), host="127.0.0.1", port=int(sys.argv[1]), lifespan="on", log_level="warning"
+    create_app(deps),
+    host="127.0.0.1",
+    port=int(sys.argv[1]),
+    lifespan="on",
+    log_level="warning",
+    proxy_headers=False,
 )
 """
 

@@ -88,36 +88,68 @@ async def test_an_upload_is_checked_every_time():
     assert store.reads == {key: 2}
 
 
+class Checks:
+    """A stand-in for the file check that notes, under a lock, each check's entry and exit.
+
+    The first check holds on until the second request has handed its file over to be checked
+    (`release`, set by the event loop right after that): were the checks not one at a time, the
+    second would then come in while the first is still inside."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.inside = self.most_at_once = 0
+        self.first_entered = asyncio.Event()
+        self.release = threading.Event()
+
+    def __call__(
+        self, info: AttachmentInfo, data: bytes, *, model_takes_files: bool
+    ) -> ModelAttachment:
+        with self.lock:
+            first = self.inside == 0 and not self.first_entered.is_set()
+            self.inside += 1
+            self.most_at_once = max(self.most_at_once, self.inside)
+        if first:
+            self.loop.call_soon_threadsafe(self.first_entered.set)
+            self.release.wait()
+        with self.lock:
+            self.inside -= 1
+        return ModelAttachment(info, "block")
+
+
+class HandingOverStore(CountingStore):
+    """Releases the first check once the request reading `last_key` has handed its file over:
+    the request goes on from the read to the check without yielding, and the callback runs once
+    it yields."""
+
+    def __init__(self, checks: Checks, last_key: str) -> None:
+        super().__init__()
+        self.checks, self.last_key = checks, last_key
+
+    async def read(self, key: str) -> bytes | None:
+        data = await super().read(key)
+        if key == self.last_key:
+            asyncio.get_running_loop().call_soon(self.checks.release.set)
+        return data
+
+
 async def test_parallel_requests_check_one_file_at_a_time_in_the_process(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    # Given two requests, each with a file, in the same process
-    store = CountingStore()
+    # Given two requests, each with a file, in the same process, the first inside its check
+    check = Checks(asyncio.get_running_loop())
+    monkeypatch.setattr(chat_attachments, "model_attachment", check)
+    store = HandingOverStore(check, upload_key("user2", file_id(2)))
     for n in (1, 2):
         store.put(upload_key(f"user{n}", file_id(n)), CSV)
-    inside, most = [0], [0]
-    second_entered = threading.Event()
-
-    def model_attachment(
-        info: AttachmentInfo, data: bytes, *, model_takes_files: bool
-    ) -> ModelAttachment:
-        inside[0] += 1
-        most[0] = max(most[0], inside[0])
-        if inside[0] > 1:
-            second_entered.set()
-        else:  # the first check waits for the second to come in, if it can come in
-            second_entered.wait(timeout=1)
-        inside[0] -= 1
-        return ModelAttachment(info, "block")
-
-    monkeypatch.setattr(chat_attachments, "model_attachment", model_attachment)
     checks = ChatAttachments(store, AttachmentLimits())
-    # When both check their files at once
-    await asyncio.gather(
-        checks.checked("user1", [file_id(1)]), checks.checked("user2", [file_id(2)])
-    )
-    # Then the second check began after the first ended
-    assert most[0] == 1
+    first = asyncio.create_task(checks.checked("user1", [file_id(1)]))
+    await check.first_entered.wait()
+    # When the second request checks its file while the first check runs
+    second = await checks.checked("user2", [file_id(2)])
+    # Then both were checked, and the second check never ran beside the first
+    assert [each.info.file_id for each in (*await first, *second)] == [file_id(1), file_id(2)]
+    assert check.most_at_once == 1
 
 
 async def test_checks_waiting_for_their_turn_leave_the_default_executor_to_other_turns(
