@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sstools_agent.domain.catalog_types import DASHBOARD_NOUN
-from sstools_agent.domain.confirmations import ExecutionState, edited_call_text, outcome_text
+from sstools_agent.domain.confirmation_outcomes import edited_call_text, outcome_text
+from sstools_agent.domain.confirmations import ExecutionState
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
 from sstools_agent.domain.roles import Role

@@ -39,10 +39,10 @@ from sstools_agent.domain.chat_events import (
     Text,
     ToolStart,
 )
+from sstools_agent.domain.confirmation_outcomes import outcome_text
 from sstools_agent.domain.confirmations import (
     ExecutionState,
     NoPendingConfirmationError,
-    outcome_text,
 )
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.guardrails import GuardrailDecision

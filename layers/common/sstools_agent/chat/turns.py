@@ -40,6 +40,7 @@ from sstools_agent.domain.chat_events import (
     ToolError,
     ToolsRouted,
 )
+from sstools_agent.domain.confirmation_outcomes import outcome_text
 from sstools_agent.domain.confirmations import (
     DEFAULT_CONFIRMATION_TIMEOUT_S,
     CardWaits,
@@ -56,7 +57,6 @@ from sstools_agent.domain.confirmations import (
     NoPendingConfirmationError,
     Settlement,
     card_fingerprint,
-    outcome_text,
 )
 from sstools_agent.domain.conversations import (
     Conversation,

@@ -9,9 +9,6 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Final
 
-from sstools_agent.domain.guardrails import call_in_words
-from sstools_agent.domain.tool_catalog import CATALOG
-
 DEFAULT_CONFIRMATION_TIMEOUT_S: Final = 300
 """How long a confirmation card waits for the user's answer before it expires."""
 
@@ -77,43 +74,6 @@ class Settlement(StrEnum):
     """Denied, expired or cancelled: the call is resolved as not confirmed; nothing ran."""
     REPORT = "report"
     """Confirmed: the call's execution state is reported, and the call is closed with it."""
-
-
-OUTCOME_UNKNOWN_TEXT = (
-    "Статус операции неизвестен — проверьте статус: {call} был отправлен в ss-tools, "
-    "но ответ не получен (operation status unknown — check status)."
-)
-OUTCOME_TEXTS: dict[ExecutionState, str] = {
-    ExecutionState.SUCCEEDED: "Операция {call} выполнена.",
-    ExecutionState.FAILED: "Операция {call} завершилась ошибкой ss-tools.",
-    ExecutionState.UNKNOWN: OUTCOME_UNKNOWN_TEXT,
-    ExecutionState.STARTED: OUTCOME_UNKNOWN_TEXT,
-    ExecutionState.NOT_RUN: (
-        "Операция {call} не выполнена: ход прервался до её запуска; ничего не изменено."
-    ),
-}
-EDITED_CALL_TEXT: Final = "{label} ({details}, с вашими правками)"
-EDITED_CALL_UNWORDED: Final = "{label} со значениями, которые вы указали"
-"""A call confirmed with edits whose arguments the catalog has no words for."""
-
-
-def edited_call_text(tool: str, edited_args: dict[str, Any]) -> str:
-    """A call confirmed with edits, named as the card words a call (the catalog's label, the
-    objects and environment it names): never its identifier or its arguments as JSON."""
-    label, details = call_in_words(CATALOG.get(tool), edited_args)
-    if not details:
-        return EDITED_CALL_UNWORDED.format(label=label)
-    return EDITED_CALL_TEXT.format(label=label, details=", ".join(details))
-
-
-def outcome_text(
-    tool: str, state: ExecutionState, edited_args: dict[str, Any] | None = None
-) -> str:
-    """What the user reads about a confirmed call whose run was interrupted; a call the card
-    was answered with edits is named by the arguments it was confirmed with (the card and the
-    model's call show others: whoever checks the status must check the object that was sent)."""
-    call = tool if edited_args is None else edited_call_text(tool, edited_args)
-    return OUTCOME_TEXTS[state].format(call=call)
 
 
 @dataclass(frozen=True, slots=True)
