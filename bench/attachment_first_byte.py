@@ -15,8 +15,6 @@ ratio is what the files add). Printed per case:
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,15 +22,19 @@ import boto3
 import httpx
 
 from bench.bench_attachments import CASES
-from bench.first_turn import ROOT, wait_for_port
+from bench.first_turn import chat_function_env, start_chat_function, wait_for_port
 from functions.api.app import create_app as api_app
 from local.demo_users import DEMO_USERS
 from local.servers import serve
-from sstools_agent.domain.attachments import DEFAULT_MAX_FILES, name_metadata, upload_key
+from sstools_agent.domain.attachments import (
+    DEFAULT_MAX_FILES,
+    NAME_META,
+    name_metadata,
+    upload_key,
+)
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
 from tests.support.agent_stack import local_aws_and_upstream, user_issuer
-from tests.support.aws import free_port
 
 RUNS: tuple[tuple[str, int], ...] = (
     ("json_empty_objects", 1),
@@ -78,7 +80,7 @@ def _upload(settings: Settings, case: str, count: int, data: bytes) -> list[str]
             Key=upload_key(USER, file_id),
             Body=data,
             ContentType=content_type,
-            Metadata={"name": name_metadata(name)},
+            Metadata={NAME_META: name_metadata(name)},
         )
     return ids
 
@@ -86,13 +88,7 @@ def _upload(settings: Settings, case: str, count: int, data: bytes) -> list[str]
 def one_case(env: dict[str, str], settings: Settings, token: str, case: str, count: int) -> str:
     data = CASES[case][2]()
     ids = _upload(settings, case, count, data)
-    port = free_port()
-    command = [
-        *(sys.executable, "-m", "uvicorn", "--app-dir", str(ROOT / "functions" / "chat")),
-        *("main:app", "--host", "127.0.0.1", "--port", str(port), "--no-access-log"),
-        *("--loop", "uvloop", "--http", "httptools", "--log-level", "warning"),
-    ]
-    process = subprocess.Popen(command, env=env, cwd=ROOT)
+    process, port = start_chat_function(env)
     url = f"http://127.0.0.1:{port}/api/agent/chat"
     try:
         wait_for_port(port, process)
@@ -121,16 +117,7 @@ def main() -> None:
     with local_aws_and_upstream("bench") as stack:
         settings = stack.settings
         with serve(api_app(build_api(settings))) as api_url:
-            env = {
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "common"), str(ROOT)]),
-                "AWS_ENDPOINT_URL": str(settings.aws_endpoint_url),
-                "UPSTREAM_BASE_URL": settings.upstream_base_url,
-                "SERVICE_TOKEN_URL": f"{api_url}/api/auth/service-token",
-                "MODEL_PROVIDER": "offline",
-                "POWERTOOLS_METRICS_DISABLED": "true",
-                "POWERTOOLS_LOG_LEVEL": "WARNING",
-            }
+            env = chat_function_env(settings, api_url)
             token = user_issuer(settings).issue(USER, 3600, {"roles": ["analyst"]}).token
             for case, count in RUNS:
                 print(one_case(env, settings, token, case, count), flush=True)

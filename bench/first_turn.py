@@ -25,6 +25,7 @@ from bench.bench_agent import DASHBOARD_10
 from functions.api.app import create_app as api_app
 from local.demo_users import DEMO_USERS
 from local.servers import serve
+from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
 from tests.support.agent_stack import local_aws_and_upstream, user_issuer
 from tests.support.aws import free_port
@@ -45,15 +46,37 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float 
     raise RuntimeError("the chat function did not open its port")
 
 
-def one_start(env: dict[str, str], token: str) -> tuple[float, float]:
+def chat_function_env(settings: Settings, api_url: str) -> dict[str, str]:
+    """The environment a chat function process runs with here: moto, the sample upstream, the
+    REST API's service token, the offline model."""
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "common"), str(ROOT)]),
+        "AWS_ENDPOINT_URL": str(settings.aws_endpoint_url),
+        "UPSTREAM_BASE_URL": settings.upstream_base_url,
+        "SERVICE_TOKEN_URL": f"{api_url}/api/auth/service-token",
+        "MODEL_PROVIDER": "offline",
+        "EMBEDDINGS_PROVIDER": "offline",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+
+
+def start_chat_function(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+    """A chat function process as Lambda Web Adapter starts it (run.sh's uvicorn options), and
+    its port (not open yet: `wait_for_port`)."""
     port = free_port()
     command = [
         *(sys.executable, "-m", "uvicorn", "--app-dir", str(ROOT / "functions" / "chat")),
         *("main:app", "--host", "127.0.0.1", "--port", str(port), "--no-access-log"),
         *("--loop", "uvloop", "--http", "httptools", "--log-level", "warning"),
     ]
+    return subprocess.Popen(command, env=env, cwd=ROOT), port
+
+
+def one_start(env: dict[str, str], token: str) -> tuple[float, float]:
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=env, cwd=ROOT)
+    process, port = start_chat_function(env)
     try:
         wait_for_port(port, process)
         ready = time.perf_counter()
@@ -80,17 +103,7 @@ def main() -> None:
     with local_aws_and_upstream("bench") as stack:
         settings = stack.settings
         with serve(api_app(build_api(settings))) as api_url:
-            env = {
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "common"), str(ROOT)]),
-                "AWS_ENDPOINT_URL": str(settings.aws_endpoint_url),
-                "UPSTREAM_BASE_URL": settings.upstream_base_url,
-                "SERVICE_TOKEN_URL": f"{api_url}/api/auth/service-token",
-                "MODEL_PROVIDER": "offline",
-                "EMBEDDINGS_PROVIDER": "offline",
-                "POWERTOOLS_METRICS_DISABLED": "true",
-                "POWERTOOLS_LOG_LEVEL": "WARNING",
-            }
+            env = chat_function_env(settings, api_url)
             token = user_issuer(settings).issue(DEMO_USERS["analyst"], 3600, {"roles": ["analyst"]})
             rounds = [one_start(env, token.token) for _ in range(ROUNDS)]
     starts = [s for s, _ in rounds]

@@ -10,7 +10,7 @@ from sstools_agent.domain.confirmations import ExecutionState
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
 from sstools_agent.domain.roles import Role
-from sstools_agent.domain.tool_calls import InvalidToolCall
+from sstools_agent.domain.tool_calls import MAX_TOOL_ARGS_BYTES, InvalidToolCall
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.ui_context import UIContext
@@ -141,6 +141,18 @@ def test_invalid_arguments_are_refused_with_a_clear_error(policy):
         policy.evaluate(Role.ADMIN, "deploy_dashboard", deploy("moon", [1]), dashboard_page())
     with pytest.raises(InvalidToolCall, match="Extra inputs are not permitted"):
         policy.evaluate(Role.ADMIN, "run_backup", {"force": True}, dashboard_page())
+
+
+def test_arguments_too_large_to_keep_are_refused_within_the_length_limits(policy):
+    # 100,000 characters of SQL (the schema's limit), every one a 4-byte character: 400 KB, more
+    # than the item that keeps the call (its card, history entry) may hold
+    sql = "SELECT '" + "😀" * 99_980 + "'"
+    with pytest.raises(InvalidToolCall) as raised:
+        policy.evaluate(
+            Role.ADMIN, "superset_execute_sql", {"database_id": 1, "sql": sql}, dashboard_page()
+        )
+    assert raised.value.code == "VALIDATION_ERROR"
+    assert f"не больше {MAX_TOOL_ARGS_BYTES // 1024} КБ" in raised.value.detail
 
 
 def test_a_context_tool_without_an_environment_is_refused(policy):

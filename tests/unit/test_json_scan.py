@@ -14,6 +14,7 @@ from sstools_agent.domain.json_scan import (
     MAX_DIGITS,
     JsonInvalid,
     prefix_value,
+    scalar_value,
     scan_json,
 )
 
@@ -96,3 +97,7 @@ def test_a_number_no_float_holds_is_kept_as_its_text_for_the_summary():
     value, whole = prefix_value("[1e400, 2.5]")
     assert (value, whole) == (["1E+400", 2.5], True)
     json.dumps(value, allow_nan=False)  # what the model's block holds is JSON
+
+
+def test_a_scalar_document_no_float_holds_is_kept_as_its_text():
+    assert [scalar_value(each) for each in (b"1e400", b"12", b"1.5")] == ["1E+400", 12, 1.5]

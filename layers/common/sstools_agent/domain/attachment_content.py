@@ -45,6 +45,7 @@ from sstools_agent.domain.json_scan import (
     JsonInvalid,
     JsonShape,
     prefix_value,
+    scalar_value,
     scan_json,
 )
 from sstools_agent.domain.page_markup import page_markup
@@ -101,6 +102,12 @@ def _mismatch(info: AttachmentInfo, what: str) -> AttachmentRejected:
 def _body(data: bytes) -> bytes:
     """A text file's bytes without the BOM."""
     return data[3:] if data.startswith(codecs.BOM_UTF8) else data
+
+
+def _first_chars(body: bytes, chars: int) -> str:
+    """The first `chars` characters of UTF-8 `body`, decoding only the bytes they can take (at
+    most 4 a character); a character the cut splits is left out."""
+    return body[: 4 * chars].decode("utf-8", "ignore")[:chars]
 
 
 def _utf8(data: bytes) -> bool:
@@ -205,8 +212,7 @@ class CsvFacts:
         text is decoded as it is read; rows after the first are counted in C."""
         body = _body(data)
         try:
-            sample = body[: 4 * 8192].decode("utf-8", "ignore")[:8192]
-            dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t|")
+            dialect: Any = csv.Sniffer().sniff(_first_chars(body, 8192), delimiters=",;\t|")
         except csv.Error:
             dialect = csv.excel
         stream = io.TextIOWrapper(io.BytesIO(body), encoding="utf-8", newline="")
@@ -280,11 +286,9 @@ def _json_block(info: AttachmentInfo, body: bytes, shape: JsonShape, budget: int
     if shape.top_level == "array":
         facts["item_count"] = shape.item_count
     if shape.top_level in {"array", "object"}:
-        value, whole = prefix_value(
-            body[: 4 * JSON_PREFIX_CHARS].decode("utf-8", "ignore")[:JSON_PREFIX_CHARS]
-        )
-    else:
-        value, whole = json.loads(body), True  # one scalar: at most a string as long as the file
+        value, whole = prefix_value(_first_chars(body, JSON_PREFIX_CHARS))
+    else:  # one scalar: at most a string as long as the file
+        value, whole = scalar_value(body), True
     if isinstance(value, dict):
         facts |= {"keys": list(value)[:50], "key_count": shape.item_count}
     if not whole:
@@ -311,27 +315,18 @@ def _whole_count(summary: Any, item_count: int) -> Any:
     return summary
 
 
-def text_block(
-    info: AttachmentInfo,
-    text: str | bytes,
-    budget: int = DEFAULT_BUDGET_CHARS,
-    shape: JsonShape | None = None,
+def _text_block(
+    info: AttachmentInfo, body: bytes, shape: JsonShape | None, budget: int = DEFAULT_BUDGET_CHARS
 ) -> str:
-    """The data block of a text-like file (its bytes, or its text), at most `budget`
-    characters; AttachmentRejected for a CSV the csv module cannot read or a JSON that is not
-    one. Only a bounded prefix is decoded; counts run over the bytes."""
-    body = _body(text.encode() if isinstance(text, str) else text)
+    """The data block of a text-like file (its bytes without the BOM; a JSON file's `shape`
+    from its check), at most `budget` characters; AttachmentRejected for a CSV the csv module
+    cannot read. Only a bounded prefix is decoded; counts run over the bytes."""
     head = _header(info)
     if info.content_type == "text/csv":
         return CsvFacts.read(info, body).block_within(head, budget)
-    if info.content_type == "application/json":
-        if shape is None:
-            try:
-                shape = scan_json(body)
-            except JsonInvalid:
-                raise _mismatch(info, NOT_JSON) from None
+    if shape is not None:
         return _json_block(info, body, shape, budget)
-    shown = body[: 4 * max(budget, SQL_CLASSIFIED_CHARS)].decode("utf-8", "ignore")
+    shown = _first_chars(body, max(budget, SQL_CLASSIFIED_CHARS))
     facts: dict[str, Any] = {}
     if info.content_type == "application/sql":
         facts = _sql_facts(shown)
@@ -370,13 +365,13 @@ def model_attachment(
     the model gets it."""
     shape = check_content(info, data)
     if info.content_type not in BINARY_TYPES:
-        return ModelAttachment(info, text_block(info, data, shape=shape))
+        return ModelAttachment(info, _text_block(info, _body(data), shape))
     block = binary_block(info, model_sees_it=model_takes_files)
     return ModelAttachment(info, block, data if model_takes_files else None)
 
 
 def read_attachment_blocks(text: str) -> list[dict[str, Any]]:
-    """The files a user message carries, as `text_block` and `binary_block` wrote them."""
+    """The files a user message carries, as `model_attachment` wrote their blocks."""
     found = []
     for match in _BLOCK.finditer(text):
         try:

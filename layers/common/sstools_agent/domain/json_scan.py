@@ -13,6 +13,7 @@ Strict JSON (RFC 8259): `NaN` and `Infinity`, which `json` reads, are no JSON he
 from __future__ import annotations
 
 import io
+import json
 import math
 import re
 import sys
@@ -110,6 +111,11 @@ def _plain(value: Any) -> Any:
         return value
     number = float(value)
     return number if math.isfinite(number) else str(value)
+
+
+def scalar_value(data: bytes) -> Any:
+    """The one scalar a checked document is, numbers as `prefix_value` gives them."""
+    return _plain(json.loads(data, parse_float=Decimal))
 
 
 def prefix_value(text: str) -> tuple[Any, bool]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
@@ -14,6 +15,11 @@ from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.roles import RoleRequirement
 from sstools_agent.domain.sql_classifier import SqlClassification, classify_sql
 from sstools_agent.domain.ui_context import UIContext
+
+MAX_TOOL_ARGS_BYTES: Final = 256 * 1024
+"""A call's arguments as JSON (UTF-8) at most, whoever writes them (the model, an edit): the call
+is kept in a stored item (its card, its confirmation, its history entry) that DynamoDB caps at
+400 KB. 100,000 characters of SQL fit unless most are 3- or 4-byte characters."""
 
 
 class InvalidToolCall(Exception):
@@ -95,6 +101,12 @@ def resolve_tool_call(
             for e in error.errors()
         )
         raise InvalidToolCall(spec.name, f"invalid arguments: {problems}") from None
+    size = len(json.dumps(args.model_dump(mode="json"), ensure_ascii=False).encode())
+    if size > MAX_TOOL_ARGS_BYTES:
+        limit = MAX_TOOL_ARGS_BYTES // 1024
+        raise InvalidToolCall(
+            spec.name, f"аргументы занимают {size // 1024} КБ, а можно не больше {limit} КБ"
+        )
     environment = _resolve_environment(spec, args, ui_context, environments)
     if spec.sql_argument is None:
         return ResolvedToolCall(spec, args, environment, spec.operation)

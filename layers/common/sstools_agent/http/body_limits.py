@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sstools_agent.domain.errors import ErrorCode
@@ -73,9 +74,10 @@ class BodyLimit:
         if declared is not None and declared > limit:
             await self.refuse(limit, scope, receive, send)
             return
-        body = await _read_up_to(receive, limit)
-        if body is GONE:  # the client went away mid-body: an answer no one reads, so that the
-            await self.cut_off(scope, receive, send)  # app's own middleware sees one
+        try:
+            body = await _read_up_to(receive, limit)
+        except _ClientGone:  # an answer no one reads, so that the app's own middleware sees one
+            await _closing(400, ErrorCode.VALIDATION_ERROR, CUT_OFF_DETAIL)(scope, receive, send)
             return
         if body is None:
             await self.refuse(limit, scope, receive, send)
@@ -83,16 +85,16 @@ class BodyLimit:
         await self.app(scope, _replaying(body, receive), send)
 
     @staticmethod
-    async def cut_off(scope: Scope, receive: Receive, send: Send) -> None:
-        response = error(400, ErrorCode.VALIDATION_ERROR, CUT_OFF_DETAIL)
-        response.headers["Connection"] = "close"
-        await response(scope, receive, send)
-
-    @staticmethod
     async def refuse(limit: int, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error(TOO_LARGE_STATUS, ErrorCode.PAYLOAD_TOO_LARGE, too_large_detail(limit))
-        response.headers["Connection"] = "close"
-        await response(scope, receive, send)
+        refusal = _closing(TOO_LARGE_STATUS, ErrorCode.PAYLOAD_TOO_LARGE, too_large_detail(limit))
+        await refusal(scope, receive, send)
+
+
+def _closing(status: int, code: ErrorCode, detail: str) -> Response:
+    """A `{code, detail}` answer that closes the connection (what was not read is never read)."""
+    response = error(status, code, detail)
+    response.headers["Connection"] = "close"
+    return response
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -107,19 +109,19 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-GONE: Final = b"<the client went away>"
-"""What `_read_up_to` returns (by identity) when the client disconnected mid-body."""
+class _ClientGone(Exception):
+    """The client disconnected before its body ended."""
 
 
 async def _read_up_to(receive: Receive, limit: int) -> bytes | None:
     """The whole body if it ends within `limit` bytes; None as soon as it does not (the rest is
-    never read); `GONE` if the client disconnected first."""
+    never read); _ClientGone if the client disconnected first."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return GONE
+            raise _ClientGone
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
