@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sstools_agent.domain.catalog_types import DASHBOARD_NOUN
-from sstools_agent.domain.confirmation_outcomes import edited_call_text, outcome_text
+from sstools_agent.domain.confirmation_outcomes import call_text, outcome_text
 from sstools_agent.domain.confirmations import ExecutionState
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
@@ -256,7 +256,32 @@ def test_an_edited_call_is_named_in_the_cards_words_never_as_json(
     tool: str, edited_args: dict[str, object], named: str
 ):
     # The catalog's label and what the card words of the arguments; the rest is not spelled out
-    assert edited_call_text(tool, edited_args) == named
-    assert outcome_text(tool, ExecutionState.SUCCEEDED, edited_args) == (
+    assert call_text(tool, {}, edited_args) == named
+    assert outcome_text(tool, ExecutionState.SUCCEEDED, {}, edited_args) == (
         f"Операция {named} выполнена."
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "card_args", "named"),
+    [
+        (
+            "deploy_dashboard",
+            {"dashboard_ids": [10], "source_env_id": "ss-dev", "target_env_id": "prod"},
+            "«деплой дашбордов в другое окружение» (дашборд 10, окружение prod)",
+        ),
+        (
+            "create_branch",
+            {"dashboard_id": 10, "branch_name": "fix"},
+            "«создание git-ветки дашборда»",
+        ),
+        ("no_such_tool", None, "операция"),
+    ],
+)
+def test_a_call_confirmed_as_the_card_showed_is_named_in_the_cards_words(
+    tool: str, card_args: dict[str, object] | None, named: str
+):
+    # Never its identifier: the person reads what to check, not `deploy_dashboard`
+    assert outcome_text(tool, ExecutionState.UNKNOWN, card_args).startswith(
+        f"Статус операции неизвестен — проверьте статус: {named} был отправлен"
     )

@@ -119,12 +119,13 @@ def interrupted_call_message(
     tool: str,
     tool_call_id: str,
     outcome: ExecutionState,
+    card_args: dict[str, Any] | None = None,
     edited_args: dict[str, Any] | None = None,
 ) -> ToolMessage:
     """The result of a confirmed call whose run was interrupted, as the model reads it (and,
-    its text, the user): a call confirmed with edits is named by the arguments it had."""
+    its text, the user): named by the arguments it was sent with (`outcome_text`)."""
     code = _INTERRUPTED_CODES[outcome]
-    text = outcome_text(tool, outcome, edited_args)
+    text = outcome_text(tool, outcome, card_args, edited_args)
     artifact: dict[str, Any] = {"output": {"outcome": outcome.value, "detail": text}}
     if code is not None:
         artifact = {"event": FAILED, "code": code.value}
@@ -141,10 +142,11 @@ def interrupted_call_events(
     tool: str,
     tool_call_id: str,
     outcome: ExecutionState,
+    card_args: dict[str, Any] | None = None,
     edited_args: dict[str, Any] | None = None,
 ) -> list[ChatEvent]:
     """The tool card of a confirmed call whose run was interrupted."""
-    message = interrupted_call_message(tool, tool_call_id, outcome, edited_args)
+    message = interrupted_call_message(tool, tool_call_id, outcome, card_args, edited_args)
     return EventMapper("").on_tool_message(message)
 
 
@@ -312,7 +314,9 @@ class ChatAgent:
         told so (its own message proposed the card's arguments), and a call that left opens
         its tool card again with the edited input (the stream that showed it may have died
         with its run), so the page and the history name the object that was sent."""
-        message = interrupted_call_message(pending.tool, pending.tool_call_id, outcome, edited_args)
+        message = interrupted_call_message(
+            pending.tool, pending.tool_call_id, outcome, pending.args, edited_args
+        )
         events: list[ChatEvent] = []
         if edited_args is not None:
             mark_edited(message, edited_args)

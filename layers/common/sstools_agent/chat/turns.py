@@ -977,6 +977,7 @@ class ChatTurns:
                 confirmed.tool,
                 confirmed.tool_call_id,
                 current.interrupted_outcome,
+                turn.pending.args if turn.pending else None,
                 current.edited_args,
             )
         return events
@@ -1118,7 +1119,11 @@ class ChatTurns:
                 said.append(card.held_as(confirmation.confirmation_id, confirmation.expires_iso))
             case Settlement.REPORT:
                 outcome = confirmation.interrupted_outcome
-                said.append(Text(outcome_text(pending.tool, outcome, confirmation.edited_args)))
+                said.append(
+                    Text(
+                        outcome_text(pending.tool, outcome, pending.args, confirmation.edited_args)
+                    )
+                )
             case Settlement.REJECT:
                 # Decided against (or expired), and the run that resolves it never got there
                 result = REJECTED_AS[confirmation.status]

@@ -6,6 +6,7 @@ takes the catalog and the guardrails, which only the chat function ships.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from sstools_agent.domain.confirmations import ExecutionState
@@ -30,20 +31,26 @@ EDITED_CALL_UNWORDED: Final = "{label} со значениями, которые
 """A call confirmed with edits whose arguments the catalog has no words for."""
 
 
-def edited_call_text(tool: str, edited_args: dict[str, Any]) -> str:
-    """A call confirmed with edits, named as the card words a call (the catalog's label, the
-    objects and environment it names): never its identifier or its arguments as JSON."""
-    label, details = call_in_words(CATALOG.get(tool), edited_args)
+def call_text(
+    tool: str, card_args: Mapping[str, Any] | None, edited_args: Mapping[str, Any] | None
+) -> str:
+    """A confirmed call as the card words a call (the catalog's label, the objects and the
+    environment it names), by the arguments it was sent with: the edited ones when the card was
+    answered with edits (whoever checks its status must check the object that was sent), else
+    the card's. Never its identifier or its arguments as JSON."""
+    label, details = call_in_words(CATALOG.get(tool), edited_args or card_args or {})
+    if edited_args is None:
+        return f"{label} ({', '.join(details)})" if details else label
     if not details:
         return EDITED_CALL_UNWORDED.format(label=label)
     return EDITED_CALL_TEXT.format(label=label, details=", ".join(details))
 
 
 def outcome_text(
-    tool: str, state: ExecutionState, edited_args: dict[str, Any] | None = None
+    tool: str,
+    state: ExecutionState,
+    card_args: Mapping[str, Any] | None = None,
+    edited_args: Mapping[str, Any] | None = None,
 ) -> str:
-    """What the user reads about a confirmed call whose run was interrupted; a call the card
-    was answered with edits is named by the arguments it was confirmed with (the card and the
-    model's call show others: whoever checks the status must check the object that was sent)."""
-    call = tool if edited_args is None else edited_call_text(tool, edited_args)
-    return OUTCOME_TEXTS[state].format(call=call)
+    """What the user reads about a confirmed call whose run was interrupted (`call_text`)."""
+    return OUTCOME_TEXTS[state].format(call=call_text(tool, card_args, edited_args))

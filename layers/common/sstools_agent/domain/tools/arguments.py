@@ -15,20 +15,18 @@ DATASET: Final = frozenset({ObjectType.DATASET})
 MIGRATION: Final = frozenset({ObjectType.MIGRATION})
 EVERY_OBJECT: Final = frozenset(ObjectType)
 
-DIGITS: Final = re.compile(r"[0-9]+")
+_DIGITS: Final = re.compile(r"[0-9]+")
 
 
 def _whole_number(value: object) -> object:
     """An integer argument as a call may send it: an integer, or its digits ("11", as models
     often send ids). Never true/false (a bool is an int in Python: `true` would be 1) nor a
     number written with a fraction (11.0 would quietly be 11): such a call names no object."""
-    if (
-        isinstance(value, bool | float)
-        or (isinstance(value, str) and not DIGITS.fullmatch(value))
-        or not isinstance(value, int | str)
-    ):
-        raise PydanticCustomError("whole_number", "ожидается целое число или строка из цифр")
-    return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _DIGITS.fullmatch(value):
+        return value
+    raise PydanticCustomError("whole_number", "ожидается целое число или строка из цифр")
 
 
 WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
