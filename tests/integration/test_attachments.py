@@ -282,7 +282,8 @@ def test_a_name_of_200_cyrillic_characters_is_uploaded_kept_and_downloaded_under
     refused = origin.ask_upload(user, name + "я", "text/csv", 10)
     assert refused.status_code == 422
     assert refused.json()["detail"] == (
-        f"Имя файла «{name[:40]}…» длиннее 200 символов: в нём 201."
+        f"Имя файла «{name[:24]}…{(name + 'я')[-16:]}» длиннее 200 символов (в нём 201): "
+        "сократите его."
     )
 
 

@@ -94,7 +94,7 @@ def test_bytes_of_the_declared_type_pass(declared: str, data: bytes):
         ("application/json", b"[" * 100_000 + b"]" * 100_000, "вложен глубже 128 уровней"),
         ("text/plain", b"text\x00with a NUL", "двоичные"),
         ("text/csv", "кириллица".encode("cp1251"), "UTF-8"),
-        ("application/json", b"{not json", "это не JSON"),
+        ("application/json", b"{not json", "не разбирается как JSON (проверьте кавычки"),
     ],
 )
 def test_bytes_that_are_not_the_declared_type_are_refused(declared: str, data: bytes, says: str):
@@ -184,10 +184,13 @@ def test_every_name_of_200_characters_fits_s3_metadata_and_reads_back(letter: st
     assert name_from_metadata(kept) == name
 
 
-def test_a_name_over_the_limit_says_the_limit_and_its_length():
+def test_a_name_over_the_limit_says_its_start_and_end_the_limit_and_its_length():
     with pytest.raises(AttachmentRejected) as refused:
-        checked_name("отчёт" * 50)
-    assert str(refused.value) == f"Имя файла «{'отчёт' * 8}…» длиннее 200 символов: в нём 250."
+        checked_name("отчёт" * 50 + "_март.csv")
+    assert str(refused.value) == (
+        f"Имя файла «{'отчёт' * 4}отчё…ётотчёт_март.csv» длиннее 200 символов (в нём 259): "
+        "сократите его."
+    )
     assert refused.value.reason == "name_too_long"
 
 

@@ -62,15 +62,26 @@ def _starts(prefix: Any, value: Any) -> bool:
     return bool(prefix == value)
 
 
-@pytest.mark.parametrize("text", ["[NaN]", "[Infinity]", "[1 2]", "[1,]", "{'a': 1}", "[] []", ""])
-def test_what_is_no_json_is_refused(text: str):
-    with pytest.raises(JsonInvalid):
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[NaN]", "в нём NaN или Infinity, а это не числа JSON"),
+        ("[-Infinity]", "в нём NaN или Infinity, а это не числа JSON"),
+        ('["NaN", 1 2]', "он не разбирается как JSON (проверьте кавычки, запятые и скобки)"),
+        ("[1,]", "он не разбирается как JSON (проверьте кавычки, запятые и скобки)"),
+        ("{'a': 1}", "он не разбирается как JSON (проверьте кавычки, запятые и скобки)"),
+        ("[] []", "он не разбирается как JSON (проверьте кавычки, запятые и скобки)"),
+    ],
+)
+def test_what_is_no_json_is_refused_saying_why_in_the_users_words(text: str, why: str):
+    with pytest.raises(JsonInvalid) as refused:
         scan_json(text.encode())
+    assert str(refused.value) == why
 
 
 def test_nesting_is_read_to_its_limit_and_refused_past_it():
     assert scan_json(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH).item_count == 1
-    with pytest.raises(JsonInvalid, match="deeper"):
+    with pytest.raises(JsonInvalid, match=f"глубже {MAX_DEPTH} уровней"):
         scan_json(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
 
 
@@ -82,7 +93,7 @@ def test_an_integer_too_long_for_python_is_refused_and_the_parser_stays_usable()
         # When each is checked, twice
         for _ in range(2):
             # Then it is refused, and the process goes on checking
-            with pytest.raises(JsonInvalid, match="digits"):
+            with pytest.raises(JsonInvalid, match=f"больше {MAX_DIGITS} цифр подряд"):
                 scan_json(data)
     assert scan_json(b"[" + b"1" * MAX_DIGITS + b"]").item_count == 1
 

@@ -45,8 +45,9 @@ export function fileRefusal(
   const chars = [...shownName(name)];
   if (chars.length === 0) return "У файла нет имени.";
   if (chars.length > limits.maxNameChars) {
-    const start = chars.slice(0, 40).join("");
-    return `Имя файла «${start}…» длиннее ${limits.maxNameChars} символов: в нём ${chars.length}.`;
+    // Its start and its end (the extension tells several long exports apart)
+    const shown = `${chars.slice(0, 24).join("")}…${chars.slice(-16).join("")}`;
+    return `Имя файла «${shown}» длиннее ${limits.maxNameChars} символов (в нём ${chars.length}): сократите его.`;
   }
   if (!limits.contentTypes.includes(contentType)) {
     return `Файлы этого типа нельзя приложить: «${name}»${contentType ? ` (${contentType})` : ""}. Можно: ${ALLOWED_KINDS}.`;

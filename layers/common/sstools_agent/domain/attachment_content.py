@@ -40,8 +40,6 @@ from sstools_agent.domain.attachments import (
     megabytes,
 )
 from sstools_agent.domain.json_scan import (
-    MAX_DEPTH,
-    MAX_DIGITS,
     JsonInvalid,
     JsonShape,
     prefix_value,
@@ -68,10 +66,6 @@ _BLOCK: Final = re.compile(
     + re.escape(ATTACHMENT_CLOSE),
     re.DOTALL,
 )
-NOT_JSON: Final = (
-    f"это не JSON (или он вложен глубже {MAX_DEPTH} уровней, или в нём больше "
-    f"{MAX_DIGITS} цифр подряд)"
-)
 JSON_PREFIX_CHARS: Final = 262_144
 """The JSON the model's summary is built from at most (parsed in Python: about 50 ms); the
 top level's item or key count is the whole file's, the keys named are those in this prefix."""
@@ -89,6 +83,13 @@ SQL_CLASSIFIED_CHARS: Final = 20_000
 _FIRST_ROWS: Final = (20, 10, 5, 3, 1, 0)
 _FEWER_COLUMNS: Final = (50, 20, 10, 5, 0)
 _FIT_ATTEMPTS: Final = 6
+
+
+def _refused(info: AttachmentInfo, why: str) -> AttachmentRejected:
+    """A file whose bytes may not be sent (reason `type_mismatch`: not what its type says)."""
+    return AttachmentRejected(
+        f"Файл «{info.name}» нельзя приложить: {why}.", file_id=info.file_id, reason="type_mismatch"
+    )
 
 
 def _mismatch(info: AttachmentInfo, what: str) -> AttachmentRejected:
@@ -138,13 +139,13 @@ def check_content(info: AttachmentInfo, data: bytes) -> JsonShape | None:
         raise _mismatch(info, "текст не в кодировке UTF-8")
     markup = page_markup(data)
     if markup is not None:
-        raise _mismatch(info, markup)
+        raise _refused(info, markup)
     if info.content_type != "application/json":
         return None
     try:
         return scan_json(_body(data))
-    except JsonInvalid:
-        raise _mismatch(info, NOT_JSON) from None
+    except JsonInvalid as invalid:
+        raise _refused(info, str(invalid)) from None
 
 
 @dataclass(frozen=True, slots=True)

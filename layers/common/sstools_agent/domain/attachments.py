@@ -46,7 +46,9 @@ the only user metadata an attachment has."""
 S3_USER_METADATA_BYTES: Final = 2048
 """S3's limit on an object's user metadata: the UTF-8 bytes of every key and value together."""
 _NAME_META_PREFIX: Final = "=?UTF-8?B?"
-_NAME_PREVIEW_CHARS: Final = 40
+_NAME_HEAD_CHARS, _NAME_TAIL_CHARS = 24, 16
+"""What a refusal shows of a name too long: its start and its end (the extension, what tells
+several long exports apart)."""
 _UNSAFE_NAME: Final = re.compile(r"[/\\]")
 _INVISIBLE: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
 """Controls, format characters (a right-to-left override) and line breaks: never in a name."""
@@ -138,8 +140,8 @@ def checked_name(name: str) -> str:
         raise AttachmentRejected("У файла нет имени.", reason="no_name")
     if len(cleaned) > MAX_NAME_CHARS:
         raise AttachmentRejected(
-            f"Имя файла «{cleaned[:_NAME_PREVIEW_CHARS]}…» длиннее {MAX_NAME_CHARS} символов: "
-            f"в нём {len(cleaned)}.",
+            f"Имя файла «{cleaned[:_NAME_HEAD_CHARS]}…{cleaned[-_NAME_TAIL_CHARS:]}» длиннее "
+            f"{MAX_NAME_CHARS} символов (в нём {len(cleaned)}): сократите его.",
             reason="name_too_long",
         )
     return cleaned

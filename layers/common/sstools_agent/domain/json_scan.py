@@ -33,13 +33,14 @@ the value it keeps by recursion."""
 MAX_DIGITS: Final = sys.get_int_max_str_digits()
 """Digits in a row a file may hold (Python's limit on converting an integer's text)."""
 _LONG_DIGITS: Final = re.compile(rb"[0-9]{%d}" % (MAX_DIGITS + 1)) if MAX_DIGITS else None
+_NOT_JSON_NUMBERS: Final = re.compile(rb"(?<![\w\"])-?(?:NaN|Infinity)(?![\w\"])")
 _NUMBER_CHARS: Final = "0123456789.eE+-"
 _OPENS: Final = frozenset({"start_map", "start_array"})
 _CLOSES: Final = frozenset({"end_map", "end_array"})
 
 
 class JsonInvalid(ValueError):
-    """Not JSON (or nested deeper than `MAX_DEPTH`)."""
+    """Not JSON (or nested deeper than `MAX_DEPTH`); `str()` says why in the user's words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +76,18 @@ def _refuse_what_the_parser_must_not_see(data: bytes) -> None:
     parser, which is then unusable (the next parse crashes the process). A run of that many
     digits is refused wherever it is, a string's too: no identifier or hash is one."""
     if b"\x0b" in data or b"\x0c" in data:
-        raise JsonInvalid("a vertical tab or form feed: no JSON whitespace")
+        raise JsonInvalid("в нём вертикальная табуляция или перевод страницы, а в JSON их нет")
     if _LONG_DIGITS is not None and _LONG_DIGITS.search(data):
-        raise JsonInvalid(f"a run of more than {MAX_DIGITS} digits")
+        raise JsonInvalid(f"в нём больше {MAX_DIGITS} цифр подряд")
+
+
+def _why_not_json(data: bytes) -> str:
+    """The parser's refusal as the user reads it (its own text is English, with a caret)."""
+    if _NOT_JSON_NUMBERS.search(data):
+        return "в нём NaN или Infinity, а это не числа JSON"
+    if not data.strip():
+        return "файл пуст"
+    return "он не разбирается как JSON (проверьте кавычки, запятые и скобки)"
 
 
 def scan_json(data: bytes) -> JsonShape:
@@ -91,15 +101,15 @@ def scan_json(data: bytes) -> JsonShape:
             if event in _OPENS:
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise JsonInvalid(f"nested deeper than {MAX_DEPTH} levels")
+                    raise JsonInvalid(f"JSON вложен глубже {MAX_DEPTH} уровней")
                 top_level = top_level or ("array" if event == "start_array" else "object")
             elif event in _CLOSES:
                 depth -= 1
             elif not top_level:
                 kind = "integer" if event == "number" and isinstance(value, int) else event
                 top_level = _SCALAR_TYPES[kind]
-    except ijson.JSONError as error:
-        raise JsonInvalid(str(error)) from None
+    except ijson.JSONError:
+        raise JsonInvalid(_why_not_json(data)) from None
     if top_level in {"array", "object"}:
         return JsonShape(top_level, items)
     return JsonShape(top_level)

@@ -81,18 +81,21 @@ _QUOTES_AS_SPACES: Final = bytes.maketrans(b"\"'", b"  ")
 
 
 def page_markup(data: bytes) -> str | None:
-    """Why `data` (a text file's bytes) is a page or carries active markup; None when it does
-    not."""
+    """Why `data` (a text file's bytes) is a page or carries active markup, in the user's words;
+    None when it does not."""
     if _SNIFFED.match(data):
-        return "это HTML или SVG: браузер покажет его как страницу"
+        return "это HTML или SVG, и браузер откроет его как страницу"
     if _ACTIVE_TAG.search(data):
-        return "в нём HTML страницы (документ, скрипт, фрейм, объект, форма или SVG)"
+        return "в нём HTML страницы (документ, скрипт, фрейм, встроенный объект, форма или SVG)"
     # Read twice: as the tokenizer reads a tag in text (a quoted value may hold `>`), and with
     # no quotes at all, as a tag reads after a comment, `<style>` or `<textarea>` ends inside
     # what the first reading took for a quoted value (`<!-- <a title=" --><img onerror=…>`).
     for reading in (data, data.translate(_QUOTES_AS_SPACES)):
         if _stops_at_active_tag(reading):
-            return "в нём активный HTML (обработчик событий, переадресация или ссылка javascript:)"
+            return (
+                "в нём HTML, который браузер выполнит (обработчик событий, автоматический "
+                "переход на другую страницу или ссылка javascript)"
+            )
     return None
 
 
