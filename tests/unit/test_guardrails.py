@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from sstools_agent.domain.catalog_types import DASHBOARD_NOUN
-from sstools_agent.domain.confirmation_outcomes import call_text, outcome_text
+from sstools_agent.domain.confirmation_outcomes import (
+    abandoned_read_text,
+    call_text,
+    cancellation_text,
+    outcome_text,
+    unshown_card_text,
+)
 from sstools_agent.domain.confirmations import ExecutionState
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
@@ -285,3 +291,18 @@ def test_a_call_confirmed_as_the_card_showed_is_named_in_the_cards_words(
     assert outcome_text(tool, ExecutionState.UNKNOWN, card_args).startswith(
         f"Статус операции неизвестен — проверьте статус: {named} был отправлен"
     )
+
+
+def test_a_call_that_did_not_run_is_named_in_the_cards_words():
+    card = {"dashboard_ids": [10], "source_env_id": "ss-dev", "target_env_id": "prod"}
+    edited = {**card, "dashboard_ids": [13]}
+    label = "«деплой дашбордов в другое окружение»"
+    assert cancellation_text("deploy_dashboard", "denied", card) == (
+        f"Операция {label} (дашборд 10, окружение prod) отменена (отклонено пользователем); "
+        "ничего не изменено."
+    )
+    assert unshown_card_text("deploy_dashboard", card, edited).startswith(
+        f"Операция {label} (дашборд 13, окружение prod, с вашими правками) не выполнена: "
+        "изменённый вызов ждёт нового подтверждения"
+    )
+    assert "deploy_dashboard" not in abandoned_read_text("deploy_dashboard")

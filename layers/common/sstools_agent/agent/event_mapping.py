@@ -18,7 +18,6 @@ from sstools_agent.agent.interrupts import ConfirmationInterrupt
 from sstools_agent.agent.middleware import CANCELLED, PERMISSION_DENIED, ModelUnavailableError
 from sstools_agent.domain.chat_events import (
     ChatEvent,
-    ConfirmationResult,
     ConfirmRequired,
     ErrorEvent,
     PermissionDenied,
@@ -28,6 +27,7 @@ from sstools_agent.domain.chat_events import (
     ToolError,
     ToolStart,
 )
+from sstools_agent.domain.confirmation_outcomes import cancellation_text
 from sstools_agent.domain.errors import ErrorCode
 
 logger = logging.getLogger(__name__)
@@ -46,20 +46,6 @@ def _text(content: Any) -> str:
             if isinstance(part, dict) and part.get("type", "text") == "text"
         )
     return ""
-
-
-_WHY_NOT_RUN: Final[dict[str, str]] = {
-    ConfirmationResult.EXPIRED: "время подтверждения истекло",
-    ConfirmationResult.CANCELLED: "отменено новым сообщением",
-    ConfirmationResult.SUPERSEDED: "заменено изменённым вызовом",
-}
-
-
-def cancellation_text(tool: str, reason: str) -> str:
-    """The explicit message after a call that did not run because it was not confirmed (`reason`
-    is a ConfirmationResult, or its value as the checkpoint's ToolMessage keeps it)."""
-    because = _WHY_NOT_RUN.get(reason, "отклонено пользователем")
-    return f"Операция {tool} отменена ({because}); ничего не изменено."
 
 
 class EventMapper:
@@ -97,7 +83,9 @@ class EventMapper:
             required = (decision.get("permission") or {}).get("required_role")
             return [PermissionDenied(tool, required, call_id, decision.get("prompt", ""))]
         if event == CANCELLED:
-            return [Text(cancellation_text(tool, str(artifact.get("reason", ""))))]
+            args = artifact.get("args")
+            reason = str(artifact.get("reason", ""))
+            return [Text(cancellation_text(tool, reason, args if isinstance(args, dict) else None))]
         if message.status == "error":
             code = ErrorCode(artifact.get("code", ErrorCode.TOOL_FAILURE))
             return [ToolError(tool, _text(message.content), call_id, code)]

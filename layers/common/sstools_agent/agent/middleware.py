@@ -206,7 +206,8 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             request,
             f"CANCELLED ({reason}): the user did not confirm {name}; nothing was changed. "
             "Do not retry unless the user asks.",
-            {"event": CANCELLED, "reason": reason},
+            # the card's arguments: what the user is told was not run names them
+            {"event": CANCELLED, "reason": reason, "args": request.tool_call["args"]},
         )
 
     def _earlier_card(self, request: ToolCallRequest, context: AgentRunContext) -> str | None:

@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Checkpointer, Command, Interrupt, StreamMode
 
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.event_mapping import EventMapper, cancellation_text, map_agent_stream
+from sstools_agent.agent.event_mapping import EventMapper, map_agent_stream
 from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInterrupt
 from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware, mark_edited
 from sstools_agent.agent.prefetch import PrefetchedObject, prefetch_object
@@ -39,7 +39,7 @@ from sstools_agent.domain.chat_events import (
     Text,
     ToolStart,
 )
-from sstools_agent.domain.confirmation_outcomes import outcome_text
+from sstools_agent.domain.confirmation_outcomes import cancellation_text, outcome_text
 from sstools_agent.domain.confirmations import (
     ExecutionState,
     NoPendingConfirmationError,
@@ -383,7 +383,7 @@ class ChatAgent:
                 as_node="tools",
             )
             yield ConfirmResolved(ConfirmationResult.CANCELLED)
-            yield Text(cancellation_text(pending.tool, ConfirmationResult.CANCELLED))
+            yield Text(cancellation_text(pending.tool, ConfirmationResult.CANCELLED, pending.args))
         text = user_turn_text(message, attachments)
         blocks = tuple(block for each in attachments for block in each.content_blocks())
         async for event in self._stream(

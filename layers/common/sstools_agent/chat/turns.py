@@ -21,7 +21,6 @@ from typing import Any, Final, Literal
 import anyio
 
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.event_mapping import cancellation_text
 from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrupted_call_events
 from sstools_agent.chat.attachments import ChatAttachments, CheckedFile
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
@@ -40,7 +39,12 @@ from sstools_agent.domain.chat_events import (
     ToolError,
     ToolsRouted,
 )
-from sstools_agent.domain.confirmation_outcomes import outcome_text
+from sstools_agent.domain.confirmation_outcomes import (
+    abandoned_read_text,
+    cancellation_text,
+    outcome_text,
+    unshown_card_text,
+)
 from sstools_agent.domain.confirmations import (
     DEFAULT_CONFIRMATION_TIMEOUT_S,
     CardWaits,
@@ -93,11 +97,6 @@ the run within it."""
 FOLLOW_POLL_S: Final = 0.25
 FOLLOW_LIMIT_S: Final = 300.0
 STOPPED_TEXT: Final = "Генерация остановлена по запросу; ход сохранён до этого места."
-ABANDONED_READ_TEXT: Final = "Чтение {tool} прервано остановкой генерации; ничего не изменено."
-UNSHOWN_CARD_TEXT: Final = (
-    "Операция {tool} не выполнена: изменённый вызов ждёт нового подтверждения, но его карточка "
-    "не была показана; ничего не изменено. Попросите выполнить её ещё раз."
-)
 
 Action = Literal["confirm", "deny", "edit", "resume"] | None
 DECISIONS: Final = ("confirm", "deny", "edit")
@@ -966,7 +965,7 @@ class ChatTurns:
         for call_id, call in recorder.tool_calls.items():
             if call.get("status") == "started" and call_id not in turn.journaled:
                 tool = str(call.get("tool", ""))
-                text = ABANDONED_READ_TEXT.format(tool=tool)
+                text = abandoned_read_text(tool)
                 events.append(ToolError(tool, text, call_id, ErrorCode.TOOL_NOT_RUN))
         confirmed = turn.confirmation
         closed = recorder.tool_calls.get(confirmed.tool_call_id, {}) if confirmed else {}
@@ -1110,8 +1109,9 @@ class ChatTurns:
         if pending.fingerprint != confirmation.fingerprint:
             # An edit superseded the card and its run stopped before the new card was held:
             # the edited call waits on a card nobody saw, and nothing ran.
-            superseded = confirmation.status is ConfirmationStatus.SUPERSEDED
-            return [Text(UNSHOWN_CARD_TEXT.format(tool=pending.tool))] if superseded else []
+            if confirmation.status is not ConfirmationStatus.SUPERSEDED:
+                return []
+            return [Text(unshown_card_text(pending.tool, pending.args, confirmation.edited_args))]
         said: list[ChatEvent] = []
         match confirmation.settlement(time.time()):
             case Settlement.CANCEL if confirmation.confirmation_id not in replayed:
@@ -1126,6 +1126,11 @@ class ChatTurns:
                 )
             case Settlement.REJECT:
                 # Decided against (or expired), and the run that resolves it never got there
-                result = REJECTED_AS[confirmation.status]
-                said.append(Text(cancellation_text(pending.tool, result)))
+                if confirmation.status is ConfirmationStatus.SUPERSEDED:
+                    # The edit asked again, and the run stopped before its card was held
+                    edited = confirmation.edited_args
+                    said.append(Text(unshown_card_text(pending.tool, pending.args, edited)))
+                else:
+                    result = REJECTED_AS[confirmation.status]
+                    said.append(Text(cancellation_text(pending.tool, result, pending.args)))
         return said

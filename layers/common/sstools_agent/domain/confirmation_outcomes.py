@@ -1,4 +1,5 @@
-"""What the user reads of a confirmed call whose run was interrupted, in the card's words.
+"""What the user reads of a confirmed call that did not run to its answer (interrupted, not
+confirmed, superseded by an edit), in the card's words.
 
 Apart from `confirmations` (which the REST API imports too): naming a call in the card's words
 takes the catalog and the guardrails, which only the chat function ships.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from sstools_agent.domain.chat_events import ConfirmationResult
 from sstools_agent.domain.confirmations import ExecutionState
 from sstools_agent.domain.guardrails import call_in_words
 from sstools_agent.domain.tool_catalog import CATALOG
@@ -54,3 +56,34 @@ def outcome_text(
 ) -> str:
     """What the user reads about a confirmed call whose run was interrupted (`call_text`)."""
     return OUTCOME_TEXTS[state].format(call=call_text(tool, card_args, edited_args))
+
+
+_WHY_NOT_RUN: Final[dict[str, str]] = {
+    ConfirmationResult.EXPIRED: "время подтверждения истекло",
+    ConfirmationResult.CANCELLED: "отменено новым сообщением",
+    ConfirmationResult.SUPERSEDED: "заменено изменённым вызовом",
+}
+UNSHOWN_CARD_TEXT: Final = (
+    "Операция {call} не выполнена: изменённый вызов ждёт нового подтверждения, но его карточка "
+    "не была показана; ничего не изменено. Попросите выполнить её ещё раз."
+)
+ABANDONED_READ_TEXT: Final = "Чтение {call} прервано остановкой генерации; ничего не изменено."
+
+
+def cancellation_text(tool: str, reason: str, card_args: Mapping[str, Any] | None = None) -> str:
+    """The explicit message after a call that did not run because it was not confirmed (`reason`
+    is a ConfirmationResult, or its value as the checkpoint's ToolMessage keeps it)."""
+    because = _WHY_NOT_RUN.get(reason, "отклонено пользователем")
+    return f"Операция {call_text(tool, card_args, None)} отменена ({because}); ничего не изменено."
+
+
+def unshown_card_text(
+    tool: str, card_args: Mapping[str, Any], edited_args: Mapping[str, Any] | None
+) -> str:
+    """An edit that asked again, whose new card was never shown (its run stopped first)."""
+    return UNSHOWN_CARD_TEXT.format(call=call_text(tool, card_args, edited_args))
+
+
+def abandoned_read_text(tool: str) -> str:
+    """A read a stop left unfinished."""
+    return ABANDONED_READ_TEXT.format(call=call_text(tool, None, None))

@@ -210,14 +210,20 @@ class TurnRecorder:
         self.text: list[str] = []
         self.tool_calls: dict[str, dict[str, Any]] = {}
         self.confirmations: list[dict[str, Any]] = []
+        self._last_was_text = False
 
     def record(self, event: ChatEvent) -> None:
         """Takes note of one event."""
         match event:
             case StreamToken():
-                self.text.append(event.token)
+                # The model's words after a plain message (an outcome, a cancellation) start a
+                # line of their own, as the page shows them apart
+                after_text = self.text and self._last_was_text
+                self.text.append(("\n" if after_text else "") + event.token)
+                self._last_was_text = False
             case Text():
                 self.text.append(("\n" if self.text else "") + event.text)
+                self._last_was_text = True
             case ToolStart():
                 self.tool_calls[event.tool_call_id] = {
                     "tool_call_id": event.tool_call_id,
