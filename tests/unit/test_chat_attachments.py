@@ -183,3 +183,25 @@ async def test_checks_waiting_for_their_turn_leave_the_default_executor_to_other
         await asyncio.gather(*queued)
     # Then it is not queued behind the file checks
     assert answer == "routed"
+
+
+class KeptMeanwhileStore(CountingStore):
+    """Another tab's message keeps the upload between this request's look and its read."""
+
+    async def read(self, key: str) -> bytes | None:
+        if key.startswith("uploads/") and key in self.objects:
+            data, stored = self.objects.pop(key)
+            self.objects[key.replace("uploads/", "attachments/", 1)] = (data, stored)
+            return None
+        return await super().read(key)
+
+
+async def test_an_upload_another_tab_keeps_meanwhile_is_read_where_it_is_kept():
+    # Given an upload that another tab's message keeps while this request checks it
+    store = KeptMeanwhileStore()
+    store.put(upload_key(OWNER, file_id(1)), CSV)
+    # When this request checks it
+    (checked,) = await ChatAttachments(store, AttachmentLimits()).checked(OWNER, [file_id(1)])
+    # Then it is the owner's file, read where it is kept, not «Файл не найден»
+    assert (checked.kept, checked.data) == (True, CSV)
+    assert store.reads == {attached_key(OWNER, file_id(1)): 1}

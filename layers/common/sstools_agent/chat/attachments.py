@@ -116,15 +116,20 @@ class ChatAttachments:
         raise AttachmentRejected(NOT_FOUND_TEXT, file_id=file_id, reason="not_found")
 
     async def _checked(self, owner: str, file_id: str) -> CheckedFile:
-        key, stored, kept = await self._found(owner, file_id)
-        name = stored.name or file_id
-        content_type = allowed_type(name, stored.content_type)
-        self.limits.check_size(name, stored.size)
-        known = self.verdicts.get(key, stored.size) if kept else None
-        if known is not None and not self._needs_bytes(content_type):
-            return CheckedFile(known, b"", kept)  # a kept file is never kept again: no bytes
-        data = await self.store.read(key)
-        if data is None:  # removed between the two reads
+        # Between a look and a read the upload may move where kept files are (another tab's
+        # message kept it): then it is looked for once more, and read where it is kept.
+        for _ in range(2):
+            key, stored, kept = await self._found(owner, file_id)
+            name = stored.name or file_id
+            content_type = allowed_type(name, stored.content_type)
+            self.limits.check_size(name, stored.size)
+            known = self.verdicts.get(key, stored.size) if kept else None
+            if known is not None and not self._needs_bytes(content_type):
+                return CheckedFile(known, b"", kept)  # a kept file is never kept again: no bytes
+            data = await self.store.read(key)
+            if data is not None:
+                break
+        else:
             raise AttachmentRejected(NOT_FOUND_TEXT, file_id=file_id, reason="not_found")
         info = AttachmentInfo(file_id, name, content_type, len(data))
         self.limits.check_size(name, info.size)
