@@ -17,8 +17,9 @@ import type { AttachmentInfo, HistoryConfirmation, HistoryMessage } from "../lib
 import { serverNow } from "./clock";
 
 /** `waiting`: its card waits for the user; `not_run`: the card was not confirmed, so the call
- * never ran and changed nothing. */
-export type ToolState = "running" | "done" | "error" | "waiting" | "not_run";
+ * never ran and changed nothing; `unknown`: it was sent and no answer came (it may have changed
+ * something: never shown as a failure). */
+export type ToolState = "running" | "done" | "error" | "waiting" | "not_run" | "unknown";
 export type ConfirmState = "pending" | ConfirmationResult;
 
 export interface UserItem {
@@ -259,7 +260,7 @@ export class ChatState {
           hasOutput: false,
         });
       }
-      item.state = "error";
+      item.state = m.code === "TOOL_OUTCOME_UNKNOWN" ? "unknown" : "error";
       item.error = m.error;
       item.code = m.code;
       return item;
@@ -327,7 +328,9 @@ export class ChatState {
     const call = this.items.find(
       (item): item is ToolItem => item.kind === "tool" && item.toolCallId === card.toolCallId,
     );
-    if (!call || call.state === "done" || (call.state === "error" && call.code)) return;
+    // A verdict from the server (a code) stands; a call the history left started does not
+    const answered = (call?.state === "error" || call?.state === "unknown") && call.code;
+    if (!call || call.state === "done" || answered) return;
     // Superseded: the call waits on the card the edit brought (nothing ran).
     if (card.state === "superseded") return;
     if (card.state === "pending") call.state = "waiting";
@@ -366,11 +369,18 @@ export class ChatState {
           });
           continue;
         }
+        // A call the history keeps as started was sent and never answered: its outcome is unknown
+        const state: ToolState =
+          status === "tool_end"
+            ? "done"
+            : status === "started" || call.code === "TOOL_OUTCOME_UNKNOWN"
+              ? "unknown"
+              : "error";
         const recorded = {
-          state: (status === "tool_end" ? "done" : "error") as ToolState,
+          state,
           output: call.output,
           hasOutput: call.output !== undefined,
-          error: call.error ?? (status === "started" ? "Вызов не завершился" : undefined),
+          error: call.error ?? (status === "started" ? "Ответ на вызов не получен." : undefined),
           code: call.code,
           outputRef: call.output_ref ?? null,
           outputBytes: call.output_bytes,

@@ -64,6 +64,41 @@ describe("ChatState", () => {
     ]);
   });
 
+  it("shows a call sent and never answered as of unknown outcome, never as a failure", () => {
+    const chat = new ChatState();
+    // The history of a run that ended mid-call keeps the call as started, with no verdict
+    chat.loadHistory([
+      {
+        id: "m1",
+        role: "assistant",
+        content: "",
+        created_at: "",
+        seq: 2,
+        tool_calls: [
+          { tool: "deploy_dashboard", tool_call_id: "t2", input: {}, status: "started" },
+        ],
+      },
+    ]);
+    const [fromHistory] = chat.items.filter((i) => i.kind === "tool");
+    expect(fromHistory.kind === "tool" && [fromHistory.state, fromHistory.error]).toEqual([
+      "unknown",
+      "Ответ на вызов не получен.",
+    ]);
+    const live = new ChatState();
+    live.apply(ev({ type: "tool_start", tool: "deploy_dashboard", input: {}, tool_call_id: "t1" }));
+    live.apply(
+      ev({
+        type: "tool_error",
+        tool: "deploy_dashboard",
+        error: "x",
+        code: "TOOL_OUTCOME_UNKNOWN",
+        tool_call_id: "t1",
+      }),
+    );
+    const [call] = live.items;
+    expect(call.kind === "tool" && call.state).toBe("unknown");
+  });
+
   it("resolves the pending card and keeps one card when a resume re-emits it", () => {
     const chat = new ChatState();
     const card = ev({

@@ -45,6 +45,7 @@ export const TOOL_STATE_LABELS: Record<ToolState, string> = {
   error: "ошибка",
   waiting: "ждёт подтверждения",
   not_run: "не выполнялся — ничего не изменено",
+  unknown: "статус неизвестен — проверьте статус",
 };
 
 export const CONFIRM_STATE_LABELS: Record<string, string> = {

@@ -1214,11 +1214,8 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
             f"Not allowed: I did not run {tool}, it needs the {role} role.",
         )
     if event == "cancelled":
-        return say(
-            russian,
-            f"Операция {tool} отменена, ничего не изменено.",
-            f"The {tool} operation was cancelled; nothing was changed.",
-        )
+        # The stream has said which call was not run and that nothing changed: not again
+        return say(russian, "Хорошо, не выполняю.", "Understood: not running it.")
     # The last line: a note about an edited call (`with_edit_notes`) comes before the result
     detail = _text_of(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
     return say(russian, f"Не удалось выполнить {tool}: {detail}", f"{tool} failed: {detail}")
