@@ -1215,7 +1215,9 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         )
     if event == "cancelled":
         # The stream has said which call was not run and that nothing changed: not again
-        return say(russian, "Хорошо, не выполняю.", "Understood: not running it.")
+        return say(
+            russian, "Хорошо, не выполняю.", "Understood: the operation was cancelled, nothing ran."
+        )
     # The last line: a note about an edited call (`with_edit_notes`) comes before the result
     detail = _text_of(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
     return say(russian, f"Не удалось выполнить {tool}: {detail}", f"{tool} failed: {detail}")
