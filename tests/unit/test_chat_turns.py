@@ -164,6 +164,32 @@ async def test_a_second_turn_while_one_holds_the_conversation_is_busy(chat: Chat
     assert second.conversation.locked_by == second.run_id
 
 
+async def test_the_stream_ends_once_the_turn_is_stored_and_the_conversation_free(chat: Chat):
+    # Given a turn that shows a card (the page lets the user click it as soon as stream_end comes)
+    turn = await chat.prepare("egor", DEPLOY)
+    conversation_id = turn.conversation.conversation_id
+    stream = chat.turns.stream(turn, chat.context("egor"))
+    seen: list[ChatEvent] = []
+    async for _, event in stream:
+        seen.append(event)
+        if event.type is EventType.STREAM_END:
+            break
+    # When the client has its stream_end (and reads no further)
+    # Then the answer is in the history and the card's decision is taken at once, not 409
+    history = await chat.store.messages(conversation_id)
+    assert [m.role for m in history] == [MessageRole.USER, MessageRole.ASSISTANT]
+    confirmation_id = card(seen)["confirmation_id"]
+    decision = await chat.prepare(
+        "egor",
+        None,
+        conversation_id=conversation_id,
+        action="deny",
+        confirmation_id=confirmation_id,
+    )
+    assert decision.conversation.locked_by == decision.run_id
+    await stream.aclose()
+
+
 async def test_a_confirm_of_another_users_card_is_forbidden(chat: Chat):
     events = await chat.turn("egor", DEPLOY)
     confirmation_id = card(events)["confirmation_id"]

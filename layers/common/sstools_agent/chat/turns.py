@@ -268,6 +268,88 @@ async def _logged(call: Awaitable[None], what: str) -> None:
         logger.exception("%s failed", what)
 
 
+class _TurnLedger:
+    """What a turn leaves as it streams: its numbered events (stored for replay, recorded for
+    the history, audited), and once it ends, its messages stored and the conversation released."""
+
+    def __init__(
+        self,
+        turn: PreparedTurn,
+        events: AsyncGenerator[ChatEvent],
+        store: ConversationStore,
+        *,
+        lease_s: float,
+        attachments: ChatAttachments,
+        audit: Callable[[PreparedTurn, ChatEvent, TurnRecorder], None],
+    ) -> None:
+        self.turn, self.events, self.store, self.audit = turn, events, store, audit
+        conversation_id = turn.conversation.conversation_id
+        self.seq = turn.conversation.last_seq
+        self.writer = _EventWriter(store, conversation_id, turn.run_id, lease_s)
+        self.recorder = TurnRecorder()
+        self.user_message = _UserMessage.of(turn, store, self.seq + 1, attachments)
+        self.history: list[asyncio.Task[None]] = []
+        self.assistant_message_id = uuid.uuid4().hex
+        self.finished = False
+        """The stream reached its `stream_end` (else the history says "interrupted")."""
+        self._settled = False
+
+    def number(self, event: ChatEvent, stored: ChatEvent | None = None) -> tuple[str, ChatEvent]:
+        """The live event with its id; `stored` is what replay and history keep of it."""
+        self.seq += 1
+        kept = stored or event
+        self.recorder.record(kept)
+        self.audit(self.turn, kept, self.recorder)
+        self.writer.add(self.seq, kept)
+        self.history.extend(self.user_message.write())
+        return event_id(self.turn.conversation.conversation_id, self.seq), event
+
+    def end(self) -> StreamEnd:
+        conversation_id = self.turn.conversation.conversation_id
+        return StreamEnd(conversation_id, self.user_message.message_id, self.assistant_message_id)
+
+    async def settle(self) -> None:
+        """Stores what the turn leaves (events, messages) and releases the lock, once; a
+        cancel does not stop it."""
+        if self._settled:
+            return
+        self._settled = True
+        try:
+            await self.events.aclose()
+        finally:
+            with anyio.CancelScope(shield=True):
+                self.history.extend(self.user_message.write())  # ended before its first event
+                await asyncio.gather(*self.history)
+                await self._close()
+
+    async def _close(self) -> None:
+        conversation_id = self.turn.conversation.conversation_id
+        # This runs before stream_end goes out (or after the client left): a failure here is
+        # logged, never raised into the stream (the client would see it cut, not ended).
+        try:
+            await self.writer.close()
+            recorder = self.recorder
+            if recorder.answer or recorder.tool_calls or recorder.confirmations:
+                message = StoredMessage(
+                    self.assistant_message_id,
+                    MessageRole.ASSISTANT,
+                    recorder.answer,
+                    now_iso(),
+                    self.seq,
+                    tool_calls=list(recorder.tool_calls.values()),
+                    confirmations=recorder.confirmations,
+                    status="complete" if self.finished else "interrupted",
+                )
+                await self.store.add_messages(conversation_id, [message])
+        except Exception:
+            logger.exception("storing the turn's events or history failed")
+        finally:
+            try:
+                await self.store.finish_turn(conversation_id, self.turn.run_id, self.seq, now_iso())
+            except Exception:
+                logger.exception("releasing the conversation failed; its lease will lapse")
+
+
 class _EventWriter:
     """Stores a turn's events in chunks from a background task, so the stream never waits on it.
 
@@ -902,32 +984,20 @@ class ChatTurns:
         """The turn's events with their SSE ids (None for a Notice, which is not stored);
         stores events, history, and releases the lock."""
         conversation_id = turn.conversation.conversation_id
-        seq = turn.conversation.last_seq
-        writer = _EventWriter(self.store, conversation_id, turn.run_id, self.lease_s)
-        recorder = TurnRecorder()
-        user_message = _UserMessage.of(turn, self.store, seq + 1, self.attachments)
-        user_message_id = user_message.message_id
-        history: list[asyncio.Task[None]] = []
-        assistant_message_id = uuid.uuid4().hex
         events = self._events(turn, context)
-        finished = False
-
+        ledger = _TurnLedger(
+            turn,
+            events,
+            self.store,
+            lease_s=self.lease_s,
+            attachments=self.attachments,
+            audit=self._audit,
+        )
+        numbered = ledger.number
         keeper = ToolOutputKeeper(self.outputs, conversation_id)
-
-        def numbered(event: ChatEvent, stored: ChatEvent | None = None) -> tuple[str, ChatEvent]:
-            """The live event with its id; `stored` is what replay and history keep of it."""
-            nonlocal seq
-            seq += 1
-            kept = stored or event
-            recorder.record(kept)
-            self._audit(turn, kept, recorder)
-            writer.add(seq, kept)
-            history.extend(user_message.write())
-            return event_id(conversation_id, seq), event
-
         try:
             try:
-                run = _Interruptible(events, writer)
+                run = _Interruptible(events, ledger.writer)
                 async for event in run:
                     if isinstance(event, Notice):
                         yield None, event
@@ -940,22 +1010,20 @@ class ChatTurns:
                 if run.stopped:
                     turn.stopped = True
                     await events.aclose()  # the journal's shielded writes are done after this
-                    for event in await self._abandoned(turn, recorder):
+                    for event in await self._abandoned(turn, ledger.recorder):
                         yield numbered(event)
                     yield numbered(Text(STOPPED_TEXT))
             except Exception:
                 logger.exception("chat turn failed")
                 yield numbered(ErrorEvent(ErrorCode.INTERNAL_ERROR, "Внутренняя ошибка чата."))
-            finished = True
-            yield numbered(StreamEnd(conversation_id, user_message_id, assistant_message_id))
+            ledger.finished = True
+            end = numbered(ledger.end())
+            # stream_end says the turn is over: its history is stored and the conversation free
+            # when the client reads it (the page lets a card be answered at once, not with 409).
+            await ledger.settle()
+            yield end
         finally:
-            await events.aclose()
-            with anyio.CancelScope(shield=True):
-                history.extend(user_message.write())  # a turn ended before its first event
-                await asyncio.gather(*history)
-                await self._close_turn(
-                    turn, writer, recorder, assistant_message_id, seq, complete=finished
-                )
+            await ledger.settle()
 
     async def _abandoned(self, turn: PreparedTurn, recorder: TurnRecorder) -> list[ChatEvent]:
         """What the user is told of the calls a cancel stopped in flight: of a confirmed call,
@@ -1014,45 +1082,6 @@ class ChatTurns:
                 detail,
             )
         )
-
-    async def _close_turn(
-        self,
-        turn: PreparedTurn,
-        writer: _EventWriter,
-        recorder: TurnRecorder,
-        assistant_message_id: str,
-        seq: int,
-        *,
-        complete: bool,
-    ) -> None:
-        conversation_id = turn.conversation.conversation_id
-        # This runs after stream_end went out: a failure here is logged, never raised into a
-        # stream that already ended (the client would see it cut).
-        try:
-            await writer.close()
-            if recorder.answer or recorder.tool_calls or recorder.confirmations:
-                await self.store.add_messages(
-                    conversation_id,
-                    [
-                        StoredMessage(
-                            assistant_message_id,
-                            MessageRole.ASSISTANT,
-                            recorder.answer,
-                            now_iso(),
-                            seq,
-                            tool_calls=list(recorder.tool_calls.values()),
-                            confirmations=recorder.confirmations,
-                            status="complete" if complete else "interrupted",
-                        )
-                    ],
-                )
-        except Exception:
-            logger.exception("storing the turn's events or history failed")
-        finally:
-            try:
-                await self.store.finish_turn(conversation_id, turn.run_id, seq, now_iso())
-            except Exception:
-                logger.exception("releasing the conversation failed; its lease will lapse")
 
     async def follow(
         self, turn: PreparedTurn, *, limit_s: float = FOLLOW_LIMIT_S
