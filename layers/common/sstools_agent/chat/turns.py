@@ -980,7 +980,7 @@ class ChatTurns:
 
     async def stream(
         self, turn: PreparedTurn, context: AgentRunContext
-    ) -> AsyncIterator[tuple[str | None, ChatEvent]]:
+    ) -> AsyncGenerator[tuple[str | None, ChatEvent]]:
         """The turn's events with their SSE ids (None for a Notice, which is not stored);
         stores events, history, and releases the lock."""
         conversation_id = turn.conversation.conversation_id
