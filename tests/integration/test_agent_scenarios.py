@@ -273,6 +273,25 @@ async def test_s3_a1_analysts_are_never_offered_write_tools(stack: AgentStack):
         assert not set(model.bindings[0]) & WRITE_TOOLS
 
 
+@pytest.mark.parametrize(
+    ("target", "role", "other"), [("prod", "admin", "engineer"), ("staging", "engineer", "admin")]
+)
+async def test_an_analysts_deploy_is_refused_with_the_role_its_target_needs(
+    stack: AgentStack, target: str, role: str, other: str
+):
+    # The tool is kept from the analyst (a write); the refusal names the role the target's tier
+    # needs, from the kept-out reason, not the least role of any tier
+    events = await collect(
+        stack.agent(OfflineChatModel()).send(
+            thread(), f"задеплой этот дашборд в {target}", stack.context("analyst", DASHBOARD_10)
+        )
+    )
+    said = answer(events)
+    assert f"роль {role}" in said, said
+    assert other not in said, said
+    assert stack.upstream.plan.requests("POST", "/api/dashboards/deploy") == 0
+
+
 async def test_s3_a1_a_hidden_tool_called_anyway_is_denied_at_invocation(stack: AgentStack):
     model = ScriptedModel(calls=[{"name": "run_backup", "args": {}, "id": "c1"}])
     events = await collect(

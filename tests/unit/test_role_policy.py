@@ -211,6 +211,15 @@ def test_removed_tools_carry_the_rule_that_removed_them(policy):
     assert set(removed) | set(selection.offered_names) == set(CATALOG.names)
 
 
+def test_a_write_kept_from_an_analyst_names_the_role_each_target_needs(policy):
+    # deploy_dashboard's target is an argument: prod needs admin, not the least role of any tier
+    removed = {r.tool: r for r in policy.select_tools(Role.ANALYST, page("ss-dev")).removed}
+    deploy = removed["deploy_dashboard"]
+    assert deploy.roles == {"ss-dev": "engineer", "staging": "engineer", "prod": "admin"}
+    assert deploy.detail == "requires engineer in ss-dev, staging; admin in prod"
+    assert removed["run_backup"].detail == "requires admin"
+
+
 @pytest.mark.parametrize(
     "sql",
     [

@@ -31,6 +31,7 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -1049,11 +1050,31 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
     return question
 
 
-def _unavailable(messages: Sequence[BaseMessage]) -> dict[str, tuple[str, str]]:
-    """The tools the prompt says this user cannot use here: name -> (rule, detail)."""
+@dataclass(frozen=True, slots=True)
+class _KeptOut:
+    """Why the prompt says a tool is not this user's here."""
+
+    rule: str
+    detail: str
+    roles: Mapping[str, str]
+    """For a role rule where the call's target decides: the role each environment needs."""
+
+    def required_role(self, target: str | None) -> str:
+        """The role the asked-for target needs; else the least role the detail names."""
+        if target is not None and target in self.roles:
+            return self.roles[target]
+        return self.detail.removeprefix("requires ").split(" ", 1)[0].strip(";,")
+
+
+def _unavailable(messages: Sequence[BaseMessage]) -> dict[str, _KeptOut]:
+    """The tools the prompt says this user cannot use here, and why."""
     block = _system_block(messages, UNAVAILABLE_OPEN, UNAVAILABLE_CLOSE)
     return {
-        str(entry.get("tool")): (str(entry.get("rule")), str(entry.get("detail")))
+        str(entry.get("tool")): _KeptOut(
+            str(entry.get("rule")),
+            str(entry.get("detail")),
+            {str(k): str(v) for k, v in (entry.get("roles") or {}).items()},
+        )
         for entry in block.get("tools", [])
         if isinstance(entry, dict)
     }
@@ -1096,12 +1117,12 @@ _KEPT_OUT_EN: Final = {
 }
 
 
-def _kept_out_note(kept_out: Mapping[str, tuple[str, str]], russian: bool) -> str:
+def _kept_out_note(kept_out: Mapping[str, _KeptOut], russian: bool) -> str:
     """What else the assistant can do elsewhere (the tools the prompt lists as unavailable
     here, by why), so a capabilities answer on a bare page still shows the whole service."""
     by_rule: dict[str, list[str]] = {}
-    for tool, (rule, _) in kept_out.items():
-        by_rule.setdefault(rule, []).append(tool)
+    for tool, why in kept_out.items():
+        by_rule.setdefault(why.rule, []).append(tool)
     words = _KEPT_OUT_RU if russian else _KEPT_OUT_EN
     lines = [f"- {words.get(rule, rule)}: {', '.join(tools)}" for rule, tools in by_rule.items()]
     if not lines:
@@ -1109,18 +1130,21 @@ def _kept_out_note(kept_out: Mapping[str, tuple[str, str]], russian: bool) -> st
     return say(russian, "Ещё доступно:\n", "Also available:\n") + "\n".join(lines)
 
 
-def _unavailable_answer(tool: str, kept_out: tuple[str, str], r: _Request) -> str:
+def _unavailable_answer(tool: str, kept_out: _KeptOut, r: _Request) -> str:
     """Why the asked-for tool is not available to this user here; nothing was run."""
-    rule, detail = kept_out
+    rule = kept_out.rule
     label = _label(tool, r.russian)
     if rule == "role":
-        role = detail.rsplit(" ", 1)[-1]
+        target = r.target_environment() if kept_out.roles else None
+        role = kept_out.required_role(target)
+        where = f" в {target}" if target in kept_out.roles else ""
+        there = f" in {target}" if target in kept_out.roles else ""
         return say(
             r.russian,
-            f"Не могу: {label} требует роль {role}, а у вас её нет. Я ничего не запускал; "
-            "попросите коллегу с этой ролью.",
-            f"I can't: {label} requires the {role} role, which you do not have. Nothing was "
-            "run; ask a colleague who has it.",
+            f"Не могу: {label}{where} требует роль {role}, а у вас её нет. Я ничего не "
+            "запускал; попросите коллегу с этой ролью.",
+            f"I can't: {label}{there} requires the {role} role, which you do not have. Nothing "
+            "was run; ask a colleague who has it.",
         )
     if rule == "no_environment":
         return say(

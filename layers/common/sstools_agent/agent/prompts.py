@@ -46,7 +46,11 @@ def system_prompt(
     tools the policy keeps from this user here and why, and the prefetched object summary."""
     prompt = f"{BASE_INSTRUCTIONS}\n\n{render_ui_context_block(ui_context)}"
     if unavailable:
-        entries = [{"tool": r.tool, "rule": r.rule.value, "detail": r.detail} for r in unavailable]
+        entries = [
+            {"tool": r.tool, "rule": r.rule.value, "detail": r.detail}
+            | ({"roles": dict(r.roles)} if r.roles else {})
+            for r in unavailable
+        ]
         removed = encode_prompt_data({"tools": entries})
         prompt += f"\n\n{_UNAVAILABLE_PREAMBLE}\n{UNAVAILABLE_OPEN}\n{removed}\n{UNAVAILABLE_CLOSE}"
     if prefetched is None:

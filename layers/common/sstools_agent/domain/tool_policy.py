@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sstools_agent.domain.catalog_types import ToolSpec
+from sstools_agent.domain.catalog_types import EnvironmentSource, ToolSpec
 from sstools_agent.domain.context_affinity import AffinityVerdict, affinity_verdict
-from sstools_agent.domain.environments import EnvironmentRegistry
+from sstools_agent.domain.environments import Environment, EnvironmentRegistry
 from sstools_agent.domain.guardrails import GuardrailDecision, decide_guardrail, decide_unknown_tool
 from sstools_agent.domain.role_policy import PermissionResult, RolePolicy
 from sstools_agent.domain.roles import Role
@@ -39,6 +39,9 @@ class ToolRemoval:
     tool: str
     rule: RemovalRule
     detail: str
+    roles: Mapping[str, str] | None = None
+    """For a role removal whose call names its environment: the role each environment needs
+    (a refusal then names the one the asked-for target needs, not the least of them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +92,7 @@ class ToolPolicy:
         removed: list[ToolRemoval] = []
         for spec in self.catalog:
             if not self.roles.may_offer(user_role, spec, page_environment):
-                needed = self.roles.required_to_offer(spec, page_environment)
-                removed.append(ToolRemoval(spec.name, RemovalRule.ROLE, f"requires {needed}"))
+                removed.append(self._role_removal(spec, page_environment))
                 continue
             verdict = affinity_verdict(spec, ui_context)
             if verdict is not AffinityVerdict.KEPT:
@@ -98,6 +100,24 @@ class ToolPolicy:
                 continue
             offered.append(spec)
         return ToolSelection(tuple(offered), tuple(removed))
+
+    def _role_removal(self, spec: ToolSpec, page_environment: Environment | None) -> ToolRemoval:
+        """Why a role keeps `spec` out: the least role it is offered to, and where the call's
+        target decides, the role each environment needs («engineer in ss-dev, staging; admin in
+        prod»)."""
+        needed = self.roles.required_to_offer(spec, page_environment)
+        if spec.environment_source is not EnvironmentSource.ARGUMENT:
+            return ToolRemoval(spec.name, RemovalRule.ROLE, f"requires {needed}")
+        roles = {
+            env.env_id: str(spec.required_roles.for_tier(env.tier)) for env in self.environments
+        }
+        if len(set(roles.values())) == 1:
+            return ToolRemoval(spec.name, RemovalRule.ROLE, f"requires {needed}", roles)
+        by_role: dict[str, list[str]] = {}
+        for env_id, role in roles.items():
+            by_role.setdefault(role, []).append(env_id)
+        where = "; ".join(f"{role} in {', '.join(envs)}" for role, envs in by_role.items())
+        return ToolRemoval(spec.name, RemovalRule.ROLE, f"requires {where}", roles)
 
     def resolve(
         self, tool: str, args: Mapping[str, Any], ui_context: UIContext | None
