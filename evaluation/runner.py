@@ -59,6 +59,21 @@ class ScenarioRun:
     observed: tuple[Observed, ...]
 
 
+def card_text(card: ConfirmRequired) -> str:
+    """What a confirmation card says, line by line as the page shows it: the badge, the plan's
+    title, the warning, the plan, the impact."""
+    plan = card.plan or {}
+    lines = [
+        card.decision.get("badge"),
+        plan.get("title"),
+        card.prompt,
+        *(plan.get("lines") or []),
+        plan.get("unread"),
+        card.decision.get("impact"),
+    ]
+    return " ".join(str(line) for line in lines if line)
+
+
 def answer_of(events: list[ChatEvent]) -> str:
     """What the user reads: the streamed answer, plain messages, card and refusal texts."""
     parts: list[str] = []
@@ -67,7 +82,9 @@ def answer_of(events: list[ChatEvent]) -> str:
             parts.append(event.token)
         elif isinstance(event, Text):
             parts.append(f" {event.text} ")
-        elif isinstance(event, ConfirmRequired | PermissionDenied):
+        elif isinstance(event, ConfirmRequired):
+            parts.append(f" {card_text(event)} ")
+        elif isinstance(event, PermissionDenied):
             parts.append(f" {event.prompt} ")
         elif isinstance(event, ErrorEvent):
             parts.append(f" {event.detail} ")

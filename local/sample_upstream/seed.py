@@ -70,10 +70,16 @@ _DASHBOARD_IDS = {"ss-dev": range(1, 46), "staging": range(1, 31), "prod": range
 _DATASET_IDS = range(1, 25)
 
 
+_RELEASE_LAG = {"ss-dev": 0, "staging": 1, "prod": 2}
+"""How many releases an environment's copy of a dashboard is behind ss-dev's (a deploy's plan
+then replaces an older version, changed earlier and by someone else)."""
+
+
 def _dashboard(dashboard_id: int, env_id: str) -> dict[str, Any]:
     index = dashboard_id - 1
     failing = dashboard_id % 7 == 0
     warnings = dashboard_id % 4
+    lag = _RELEASE_LAG.get(env_id, 0)
     return {
         "id": dashboard_id,
         "title": _TITLES[index % len(_TITLES)],
@@ -85,7 +91,8 @@ def _dashboard(dashboard_id: int, env_id: str) -> dict[str, Any]:
             "last_commit": f"{(dashboard_id * 7919) % 16**7:07x}",
         },
         "last_change": {
-            "at": f"2026-11-{1 + (dashboard_id * 3) % 27:02d}T{8 + dashboard_id % 10:02d}:15:00Z",
+            "at": f"2026-{11 - lag:02d}-{1 + (dashboard_id * 3) % 27:02d}T"
+            f"{8 + dashboard_id % 10:02d}:15:00Z",
             "by": _OWNERS[(index + 1) % 5],
         },
         "validation": {
@@ -96,7 +103,7 @@ def _dashboard(dashboard_id: int, env_id: str) -> dict[str, Any]:
         },
         "datasets": [1 + (index % 24), 1 + ((index + 5) % 24)],
         "charts": 4 + dashboard_id % 9,
-        "version": 3 + dashboard_id % 5,
+        "version": 3 + dashboard_id % 5 - lag,
         "description": "",
         "branches": ["main"],
         "published": env_id != "ss-dev" or dashboard_id % 3 != 0,

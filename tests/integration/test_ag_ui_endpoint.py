@@ -261,6 +261,11 @@ async def test_a_confirmation_ends_the_run_with_an_interrupt(chat: ChatServer):
     )
     assert interrupt.message == decision["prompt"]
     assert "editedArgs" in (interrupt.response_schema or {})["properties"]
+    # The same plan as the chat stream's card: a standard client can show what will change
+    plan = (interrupt.metadata or {})["plan"]
+    assert plan["title"].startswith("Деплой дашборда #10 «Отчёт по энергопотреблению»")
+    assert plan["title"].endswith("ss-dev → staging")
+    assert len(plan["lines"]) == 1
     assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
 
 

@@ -253,12 +253,13 @@ async def test_s2_a4_engineer_to_prod_is_denied_before_any_card(stack: AgentStac
 
 async def test_s2_a5_deny_ends_with_an_explicit_cancellation(stack: AgentStack):
     conversation, context = thread(), stack.context("admin", DASHBOARD_10)
+    before = dict(stack.upstream.state.dashboards["prod"][10])
     await collect(stack.agent().send(conversation, "задеплой дашборд 10 в prod", context))
     events = await collect(stack.agent().resolve(conversation, ConfirmationResult.DENIED, context))
     assert events[0].metadata == {"type": "confirm_resolved", "result": "denied"}
     assert "отменена" in answer(events)
     assert stack.upstream.plan.requests("POST", "/api/dashboards/deploy") == 0
-    assert stack.upstream.state.dashboards["prod"][10]["version"] == 3 + 10 % 5  # unchanged
+    assert stack.upstream.state.dashboards["prod"][10] == before  # unchanged
 
 
 # --- Story 3: tool execution -----------------------------------------------------------------

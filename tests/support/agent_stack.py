@@ -164,6 +164,7 @@ class AgentStack:
             policy or self.policy,
             client,
             router=router,
+            plan_timeout_s=self.settings.plan_timeout_s,
         )
 
     def context(self, role: str, ui_context: dict[str, Any] | None) -> AgentRunContext:

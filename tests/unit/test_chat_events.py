@@ -77,7 +77,20 @@ WIRE: list[tuple[ChatEvent, str]] = [
         '{"role":"assistant","content":"","metadata":{"type":"confirm_required",'
         '"prompt":"Задеплоить?","thread_id":"t1","tool_call_id":"call_2","interrupt_id":"i1",'
         '"confirmation_id":null,"expires_at":null,"decision":{"tool":"deploy_dashboard",'
-        '"risk":"high","environment":"ss-staging"},"input":{"dashboard_id":10}}}',
+        '"risk":"high","environment":"ss-staging"},"input":{"dashboard_id":10},"plan":null}}',
+    ),
+    (
+        ConfirmRequired(
+            prompt="p", thread_id="t1", tool_call_id="call_3", interrupt_id="i2", decision={}
+        ).held_as(
+            "conf2",
+            "2025-01-01T00:00:00Z",
+            {"title": "Деплой дашборда #10", "lines": ["…"], "unread": None, "digest": "d1"},
+        ),
+        '{"role":"assistant","content":"","metadata":{"type":"confirm_required","prompt":"p",'
+        '"thread_id":"t1","tool_call_id":"call_3","interrupt_id":"i2","confirmation_id":"conf2",'
+        '"expires_at":"2025-01-01T00:00:00Z","decision":{},"input":{},"plan":{"title":'
+        '"Деплой дашборда #10","lines":["…"],"unread":null,"digest":"d1"}}}',
     ),
     (
         ConfirmRequired(
@@ -85,7 +98,7 @@ WIRE: list[tuple[ChatEvent, str]] = [
         ).held_as("conf1", "2025-01-01T00:00:00Z"),
         '{"role":"assistant","content":"","metadata":{"type":"confirm_required","prompt":"p",'
         '"thread_id":"t1","tool_call_id":"call_2","interrupt_id":"i1","confirmation_id":"conf1",'
-        '"expires_at":"2025-01-01T00:00:00Z","decision":{},"input":{}}}',
+        '"expires_at":"2025-01-01T00:00:00Z","decision":{},"input":{},"plan":null}}',
     ),
     (
         ConfirmResolved(ConfirmationResult.DENIED),

@@ -45,8 +45,11 @@ def test_a_prod_deploy_is_dangerous_destructive_with_the_production_badge(policy
     assert decision.environment_tier == "prod"
     assert decision.operation == "write"
     assert decision.impact == "3 дашборда будут изменены"
-    assert "prod" in decision.prompt
-    assert "3 дашборда будут изменены" in decision.prompt
+    # The warning names the action and the environment in words; the badge and the impact are
+    # the card's own lines (each said once), never the tool's id
+    assert decision.prompt == (
+        "Внимание, рабочее окружение prod: деплой дашбордов в другое окружение. Подтвердить?"
+    )
 
 
 def test_two_dashboards_to_prod(policy):
@@ -201,7 +204,7 @@ def test_a_select_with_side_effects_needs_the_confirmation_of_a_prod_write(polic
     assert decision.tone == "destructive"
     assert decision.badge == "⚠️ PRODUCTION"
     assert decision.impact == "SQL может изменить данные или сервер: вызывает pg_terminate_backend"
-    assert "pg_terminate_backend" in decision.prompt
+    assert "superset_execute_sql" not in decision.prompt
 
 
 @pytest.mark.parametrize(

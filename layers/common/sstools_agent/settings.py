@@ -32,6 +32,7 @@ from sstools_agent.domain.catalog_types import (
     DEFAULT_SQL_DIALECT,
     DEFAULT_TOOL_TIMEOUT_S,
 )
+from sstools_agent.domain.change_plans import DEFAULT_PLAN_TIMEOUT_S
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS, EnvironmentRegistry
 from sstools_agent.domain.identity import DEFAULT_SERVICE_TOKEN_TTL_S
@@ -154,6 +155,9 @@ class ConfirmationSettings(ConversationStoreSettings):
         "arn:aws:states:eu-central-1:123456789012:stateMachine:ConfirmationStateMachine"
     )
     confirmation_timeout_s: int = Field(default=DEFAULT_CONFIRMATION_TIMEOUT_S, ge=1, le=86_400)
+    plan_timeout_s: float = Field(default=DEFAULT_PLAN_TIMEOUT_S, gt=0, le=30)
+    """How long the reads of a change's plan may take before its card says it could not read
+    them (the card is shown either way)."""
 
 
 class CheckpointSettings(OffloadBucketSettings):

@@ -33,6 +33,14 @@ def test_an_admins_prod_deploy_shows_the_destructive_production_card(site: PageS
     expect(card).to_have_attribute("data-tone", "destructive")
     expect(card).to_have_attribute("data-state", "pending")
     expect(tab.by("confirm-badge")).to_have_text("⚠️ PRODUCTION")
+    # The card names the dashboard, where it goes and what prod holds now, without a click
+    expect(tab.by("confirm-title")).to_have_text(
+        "Деплой дашборда #10 «Отчёт по энергопотреблению»: ss-dev → prod"
+    )
+    prod = site.stack.upstream.state.dashboards["prod"][10]
+    expect(tab.by("confirm-plan")).to_contain_text(f"версия {prod['version']} в prod")
+    expect(tab.by("confirm-plan")).to_contain_text(prod["last_change"]["by"])
+    expect(tab.by("confirm-card").locator("h3")).not_to_contain_text("deploy_dashboard")
     expect(tab.by("confirm-impact")).to_contain_text("1 дашборд будет изменён")
     expect(tab.by("confirm-prompt")).to_contain_text("prod")
     expect(tab.by("confirm-operation")).not_to_contain_text("чтение данных")

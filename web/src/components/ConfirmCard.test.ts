@@ -33,6 +33,7 @@ function card(
     toolCallId: "call-1",
     prompt: "⚠️ PRODUCTION: развёртывание изменит рабочее окружение",
     decision: decision(d),
+    plan: null,
     input: { dashboard_ids: [1, 2, 3] },
     expiresAt: new Date(Date.now() + 5 * 60_000).toISOString(),
     state: "pending",
@@ -46,6 +47,35 @@ afterEach(() => {
 });
 
 describe("ConfirmCard", () => {
+  it("titles the card with its plan and lists what will change, no tool id", () => {
+    const plan = {
+      title: "Деплой дашборда #10 «Отчёт по энергопотреблению»: ss-dev → prod",
+      lines: ["#10 «Отчёт по энергопотреблению»: версия 1 в prod будет заменена версией из ss-dev"],
+      unread: null,
+      digest: "d1",
+    };
+    render(ConfirmCard, { props: { item: card({ plan }) } });
+    expect(screen.getByTestId("confirm-title").textContent).toContain(plan.title);
+    expect(screen.getByTestId("confirm-plan").textContent).toContain("версия 1 в prod");
+    expect(screen.getByTestId("confirm-card").querySelector("h3")?.textContent).not.toContain(
+      "deploy_dashboard",
+    );
+    expect(screen.queryByTestId("confirm-plan-unread")).toBeNull();
+  });
+
+  it("says why a plan could not be read, and is still a card to decide", () => {
+    const plan = {
+      title: "Деплой дашборда #10: ss-dev → prod",
+      lines: [],
+      unread: "План изменения прочитать не удалось: ss-tools не ответил за 5 с.",
+      digest: null,
+    };
+    render(ConfirmCard, { props: { item: card({ plan }) } });
+    expect(screen.getByTestId("confirm-plan-unread").textContent).toBe(plan.unread);
+    expect(screen.queryByTestId("confirm-plan")).toBeNull();
+    expect(screen.getByTestId("confirm-accept")).toBeTruthy();
+  });
+
   it.each([
     ["destructive", "write", "⚠️ PRODUCTION"],
     ["warning", "write", "STAGING"],

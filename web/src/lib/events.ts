@@ -3,6 +3,7 @@
  * exporter's JSON Schema); these guards key on `metadata.type` (plain text has none).
  */
 import type {
+  ChangePlanPayload,
   ChatMessage,
   ConfirmRequired,
   ConfirmResolved,
@@ -18,6 +19,7 @@ import type {
 } from "./generated/chat-events";
 
 export type {
+  ChangePlanPayload,
   ChatMessage,
   ConfirmRequired,
   ConfirmResolved,

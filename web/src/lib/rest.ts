@@ -1,7 +1,7 @@
 /** The REST API the page reads (docs/rest-api.md); every call carries the bearer token. */
 import type { TokenSource } from "./auth";
 import { ChatHttpError, httpErrorFrom } from "./errors";
-import type { ChatMessage, GuardrailDecision } from "./events";
+import type { ChangePlanPayload, ChatMessage, GuardrailDecision } from "./events";
 import type { UIContext } from "./uiContext";
 
 export interface ConversationSummary {
@@ -40,6 +40,7 @@ export interface HistoryConfirmation {
   decision?: GuardrailDecision;
   input?: Record<string, unknown>;
   expires_at?: string | null;
+  plan?: ChangePlanPayload | null;
   result?: string;
   metadata?: ChatMessage["metadata"];
   [key: string]: unknown;

@@ -10,6 +10,7 @@ import {
   isToolEnd,
   isToolError,
   isToolStart,
+  type ChangePlanPayload,
   type ChatMessage,
   type GuardrailDecision,
 } from "../lib/events";
@@ -57,6 +58,8 @@ export interface ConfirmItem {
   toolCallId: string | null;
   prompt: string;
   decision: GuardrailDecision | null;
+  /** The plan of the change, read before the card (null: the tool declares none). */
+  plan: ChangePlanPayload | null;
   input: unknown;
   expiresAt: string | null;
   state: ConfirmState;
@@ -446,6 +449,7 @@ function confirmFrom(m: ConfirmRequiredMetadata | HistoryConfirmation): ConfirmI
     toolCallId: (r.tool_call_id as string | undefined) ?? null,
     prompt: String(r.prompt ?? decision?.prompt ?? ""),
     decision,
+    plan: (r.plan ?? null) as ChangePlanPayload | null,
     input: r.input,
     expiresAt: (r.expires_at as string | null | undefined) ?? null,
     state: "pending",

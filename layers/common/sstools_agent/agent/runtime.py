@@ -24,6 +24,7 @@ from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, map_agent_stream
 from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInterrupt
 from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware, mark_edited
+from sstools_agent.agent.plan_reads import PlanReader
 from sstools_agent.agent.prefetch import PrefetchedObject, prefetch_object
 from sstools_agent.agent.tools import build_tools
 from sstools_agent.domain.attachment_content import (
@@ -31,6 +32,7 @@ from sstools_agent.domain.attachment_content import (
     user_turn_text,
     without_attachment_blocks,
 )
+from sstools_agent.domain.change_plans import DEFAULT_PLAN_TIMEOUT_S, ChangePlan
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -172,11 +174,13 @@ class ChatAgent:
         output_budget_chars: int = DEFAULT_BUDGET_CHARS,
         durability: Durability = DEFAULT_DURABILITY,
         router: ToolRouter | None = None,
+        plan_timeout_s: float = DEFAULT_PLAN_TIMEOUT_S,
     ) -> None:
         self.durability = durability
         self.policy = policy
         self.upstream = upstream
         self.router = router
+        self.plans = PlanReader(policy, upstream, plan_timeout_s)
         self.graph = create_agent(
             model,
             build_tools(policy, upstream, output_budget_chars),
@@ -216,6 +220,14 @@ class ChatAgent:
             context.credentials,
             timeout_s=timeout_s,
             request_id=context.request_id,
+        )
+
+    async def plan(
+        self, tool: str, args: dict[str, Any], context: AgentRunContext
+    ) -> ChangePlan | None:
+        """The plan of a write before its card, read as the user (None: its tool has none)."""
+        return await self.plans.read(
+            tool, args, context.role, context.credentials, context.request_id
         )
 
     async def route(

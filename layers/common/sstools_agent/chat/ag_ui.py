@@ -456,5 +456,6 @@ def interrupt_of(card: ConfirmRequired) -> Interrupt:
             "tool": card.tool,
             "input": card.tool_input,
             "confirmationId": card.confirmation_id,
+            "plan": card.plan,
         },
     )

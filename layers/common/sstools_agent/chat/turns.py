@@ -846,7 +846,7 @@ class ChatTurns:
             )
             async for event in resolving:
                 failed = failed or isinstance(event, ErrorEvent)
-                yield await self._held(turn, event)
+                yield await self._held(turn, event, agent, context)
             # A run that ended on its own closed the call in the checkpoint: the card is done.
             # One that failed may not have; the next access settles it with the journal's truth.
             if not failed:
@@ -874,7 +874,7 @@ class ChatTurns:
             yield ToolsRouted(routing.to_record())
         files = [file.model for file in turn.attachments]
         async for event in agent.send(conversation_id, message, context, files):
-            yield await self._held(turn, event)
+            yield await self._held(turn, event, agent, context)
 
     async def _settle_confirmation(
         self, turn: PreparedTurn, agent: ChatAgent, context: AgentRunContext
@@ -900,7 +900,7 @@ class ChatTurns:
                 case Settlement.REJECT:
                     result = REJECTED_AS[confirmation.status]
                     async for event in agent.resolve(conversation_id, result, context, pending):
-                        yield await self._held(turn, event)
+                        yield await self._held(turn, event, agent, context)
                 case Settlement.REPORT:
                     outcome = await self._settle_outcome(turn, confirmation)
                     turn.journaled.add(pending.tool_call_id)
@@ -955,11 +955,16 @@ class ChatTurns:
             if decided.task_token:
                 await self.workflow.hand_back(decided.task_token, ConfirmationResult.CANCELLED)
 
-    async def _held(self, turn: PreparedTurn, event: ChatEvent) -> ChatEvent:
-        """A confirmation card gets its pending item and its Step Functions execution."""
+    async def _held(
+        self, turn: PreparedTurn, event: ChatEvent, agent: ChatAgent, context: AgentRunContext
+    ) -> ChatEvent:
+        """A confirmation card gets the plan of its change (read now, before anyone sees the
+        card), its pending item and its Step Functions execution."""
         if not isinstance(event, ConfirmRequired):
             return event
         decision = event.decision
+        plan = await agent.plan(str(decision.get("tool", "")), event.tool_input, context)
+        shown = plan.to_payload() if plan is not None else None
         confirmation = Confirmation(
             confirmation_id=uuid.uuid4().hex,
             conversation_id=turn.conversation.conversation_id,
@@ -970,13 +975,14 @@ class ChatTurns:
             risk=str(decision.get("risk", "")),
             status=ConfirmationStatus.PENDING,
             expires_at=time.time() + self.confirmation_timeout_s,
+            plan=shown,
         )
         await self.confirmations.create(confirmation)
         await self.workflow.start(confirmation, self.confirmation_timeout_s)
         await self.store.set_pending_confirmation(
             confirmation.conversation_id, confirmation.confirmation_id
         )
-        return event.held_as(confirmation.confirmation_id, confirmation.expires_iso)
+        return event.held_as(confirmation.confirmation_id, confirmation.expires_iso, shown)
 
     async def stream(
         self, turn: PreparedTurn, context: AgentRunContext
@@ -1145,7 +1151,11 @@ class ChatTurns:
         match confirmation.settlement(time.time()):
             case Settlement.CANCEL if confirmation.confirmation_id not in replayed:
                 card = agent.card_of(conversation.conversation_id, pending)
-                said.append(card.held_as(confirmation.confirmation_id, confirmation.expires_iso))
+                said.append(
+                    card.held_as(
+                        confirmation.confirmation_id, confirmation.expires_iso, confirmation.plan
+                    )
+                )
             case Settlement.REPORT:
                 outcome = confirmation.interrupted_outcome
                 said.append(

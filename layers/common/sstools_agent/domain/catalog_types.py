@@ -59,14 +59,23 @@ class RussianNoun:
     plural: str
     """The plural that names objects: «дашборды 10, 11»."""
 
+    def counted(self, count: int) -> str:
+        """«1 дашборд», «3 дашборда», «5 дашбордов»."""
+        return f"{count} {self._form(count)}"
+
     def count_phrase(self, count: int) -> str:
         """«1 дашборд будет изменён», «3 дашборда будут изменены», «5 дашбордов будут изменены»."""
+        if self._form(count) == self.one:
+            return f"{self.counted(count)} будет {self.changed_one}"
+        return f"{self.counted(count)} будут {self.changed_many}"
+
+    def _form(self, count: int) -> str:
         last_two, last = count % 100, count % 10
         if last == 1 and last_two != 11:
-            return f"{count} {self.one} будет {self.changed_one}"
+            return self.one
         if 2 <= last <= 4 and not 12 <= last_two <= 14:
-            return f"{count} {self.few} будут {self.changed_many}"
-        return f"{count} {self.many} будут {self.changed_many}"
+            return self.few
+        return self.many
 
 
 DASHBOARD_NOUN: Final = RussianNoun(
@@ -174,6 +183,13 @@ class ArgsRecipe(StrEnum):
     MAINTENANCE_EVENT = "maintenance_event"
 
 
+class PlanRecipe(StrEnum):
+    """How a write tool's plan is read before its card and written on it (`change_plans`)."""
+
+    DEPLOY = "deploy"
+    """Each dashboard in the source and in the target environment (`search_dashboards`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class OfflineChoice:
     """How the offline (rule-based) model picks this tool: a strong word names the action (3
@@ -224,6 +240,8 @@ class ToolSpec:
     """How the offline model chooses this tool; None means it never calls it."""
     label_ru: str = ""
     """What the tool does, in a few Russian words (the Russian answers list tools by it)."""
+    plan: PlanRecipe | None = None
+    """How the plan of a write is read before its card (None: the card has no plan)."""
     example_args: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """One valid call's arguments (checked when the module loads): shown in the generated tool
     reference, and the call tests make when they need one of every tool."""
@@ -235,6 +253,8 @@ class ToolSpec:
             self.args_model.model_validate(self.example_args)
         except ValidationError as error:
             raise ValueError(f"{self.name}: example_args are not a valid call: {error}") from None
+        if self.plan is not None and self.operation is not Operation.WRITE:
+            raise ValueError(f"{self.name}: only a write has a plan")
         if self.describes is not None:
             if self.operation is not Operation.READ:
                 raise ValueError(f"{self.name}: only a read may describe the page's object")

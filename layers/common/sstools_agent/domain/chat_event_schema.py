@@ -59,6 +59,20 @@ class ToolErrorMetadata(TypedDict):
 
 
 @with_config(_STRICT)
+class ChangePlanPayload(TypedDict):
+    """The plan of a change, read before its card (`domain.change_plans`)."""
+
+    title: str
+    """The action and its object in words: «Деплой дашборда #10 «Продажи»: ss-dev → prod»."""
+    lines: list[str]
+    """What will change and what is there now, one line per object."""
+    unread: str | None
+    """Why the plan could not be read; null when it was."""
+    digest: str | None
+    """The fingerprint of what the plan read, which the approval is bound to; null when unread."""
+
+
+@with_config(_STRICT)
 class ConfirmRequiredMetadata(TypedDict):
     type: Literal[EventType.CONFIRM_REQUIRED]
     prompt: str
@@ -70,6 +84,8 @@ class ConfirmRequiredMetadata(TypedDict):
     """ISO 8601, UTC: when the card stops accepting an answer."""
     decision: GuardrailDecision
     input: dict[str, Any]
+    plan: ChangePlanPayload | None
+    """Null for a call whose tool declares no plan."""
 
 
 @with_config(_STRICT)

@@ -219,6 +219,9 @@ class ConfirmRequired(ChatEvent):
     tool_input: dict[str, Any] = field(default_factory=dict)
     confirmation_id: str | None = None
     expires_at: str | None = None
+    plan: dict[str, Any] | None = None
+    """The plan of the change (`ChangePlan.to_payload`), read before the card; None for a call
+    whose tool declares none."""
 
     @property
     def tool(self) -> str | None:
@@ -226,9 +229,11 @@ class ConfirmRequired(ChatEvent):
         tool = self.decision.get("tool")
         return None if tool is None else str(tool)
 
-    def held_as(self, confirmation_id: str, expires_at: str) -> ConfirmRequired:
-        """This card with the id and expiry of the confirmation that holds it."""
-        return replace(self, confirmation_id=confirmation_id, expires_at=expires_at)
+    def held_as(
+        self, confirmation_id: str, expires_at: str, plan: dict[str, Any] | None = None
+    ) -> ConfirmRequired:
+        """This card with the id, expiry and plan of the confirmation that holds it."""
+        return replace(self, confirmation_id=confirmation_id, expires_at=expires_at, plan=plan)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -242,6 +247,7 @@ class ConfirmRequired(ChatEvent):
             "expires_at": self.expires_at,
             "decision": self.decision,
             "input": self.tool_input,
+            "plan": self.plan,
         }
 
 
@@ -343,6 +349,7 @@ def _confirm_required(_: str, meta: dict[str, Any]) -> ConfirmRequired:
         tool_input=meta["input"],
         confirmation_id=meta["confirmation_id"],
         expires_at=meta["expires_at"],
+        plan=meta.get("plan"),  # stored before cards had plans: none
     )
 
 

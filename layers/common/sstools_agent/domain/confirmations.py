@@ -95,6 +95,8 @@ class Confirmation:
     edit: ConfirmationEdit | None = None
     """The edited arguments the card was answered with, written with the decision (so before
     the call leaves): after any crash the item names the call that ran, not only the card's."""
+    plan: dict[str, Any] | None = None
+    """The plan the card showed (`ChangePlan.to_payload`): shown again on a reconnect."""
 
     @property
     def edited_args(self) -> dict[str, Any] | None:

@@ -113,25 +113,24 @@ def _risk_and_tone(call: ResolvedToolCall) -> tuple[RiskLevel, Tone]:
     return RiskLevel.GUARDED, Tone.INFO
 
 
-def _prompt(call: ResolvedToolCall, permission: PermissionResult, impact: str | None) -> str:
+def _prompt(call: ResolvedToolCall, permission: PermissionResult) -> str:
+    """The card's warning, in words: the action and where it acts (the badge, the plan and the
+    impact are the card's other lines, each said once; never the tool's id)."""
     env = call.environment
     tool = call.spec.name
     if not permission.allowed:
         return f"{DENIED_TITLE}: {tool} требует роль {permission.required_role}."
-    action = f"{call.spec.label_ru} ({tool})" if call.spec.label_ru else tool
+    action = call.spec.label_ru or tool
     if call.operation is Operation.READ:
         where = f" в окружении {env.env_id}" if env else ""
         return f"Чтение данных: {action}{where}. Ничего не будет изменено."
-    details = f" {impact[0].upper()}{impact[1:]}." if impact else ""
     if env is None:
-        return f"Изменение данных: {action}.{details} Подтвердить?"
+        return f"Изменение данных: {action}. Подтвердить?"
     if env.tier is EnvironmentTier.PROD:
-        return (
-            f"⚠️ PRODUCTION: {action} изменит рабочее окружение {env.env_id}.{details} Подтвердить?"
-        )
+        return f"Внимание, рабочее окружение {env.env_id}: {action}. Подтвердить?"
     # «staging-окружении staging» says one thing twice: the id is named only when it differs
     named = "" if env.env_id == env.tier.value else f" {env.env_id}"
-    return f"Изменения в {env.tier}-окружении{named}: {action}.{details} Подтвердить?"
+    return f"Изменения в {env.tier}-окружении{named}: {action}. Подтвердить?"
 
 
 def decide_guardrail(
@@ -156,7 +155,7 @@ def decide_guardrail(
         impact=impact,
         permission=permission,
         requires_confirmation=permission.allowed and needs_confirmation,
-        prompt=_prompt(call, permission, impact),
+        prompt=_prompt(call, permission),
     )
 
 

@@ -176,6 +176,7 @@ def agent_from(settings: ChatSettings) -> Callable[[], ChatAgent]:
             upstream_client_from(settings),
             output_budget_chars=settings.tool_output_budget_chars,
             router=router,
+            plan_timeout_s=settings.plan_timeout_s,
         )
 
     return agent

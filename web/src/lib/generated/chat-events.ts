@@ -151,6 +151,7 @@ export interface ConfirmRequiredMetadata {
   input: {
     [k: string]: unknown | undefined;
   };
+  plan: ChangePlanPayload | null;
 }
 /**
  * Server-side verdict on one tool call; it is also the payload of `confirm_required`.
@@ -177,6 +178,15 @@ export interface PermissionResult {
   user_role: Role | null;
   required_role: Role | null;
   reason: string;
+}
+/**
+ * The plan of a change, read before its card (`domain.change_plans`).
+ */
+export interface ChangePlanPayload {
+  title: string;
+  lines: string[];
+  unread: string | null;
+  digest: string | null;
 }
 /**
  * How the pending card ended.

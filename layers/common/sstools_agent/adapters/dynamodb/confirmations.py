@@ -70,6 +70,7 @@ def _confirmation(item: dict[str, Any]) -> Confirmation:
         task_token=item.get("task_token"),
         execution=ExecutionState(item["execution"]) if item.get("execution") else None,
         edit=_edit(item),
+        plan=json.loads(item["plan"]) if item.get("plan") else None,
     )
 
 
@@ -89,6 +90,8 @@ class DynamoDBConfirmationStore(DynamoTable):
             "status": confirmation.status.value,
             "expires_at": int(confirmation.expires_at),
         }
+        if confirmation.plan is not None:
+            item["plan"] = bounded_json(confirmation.plan)
         await self._run(
             self._table.put_item, Item=item, ConditionExpression="attribute_not_exists(PK)"
         )

@@ -16,6 +16,7 @@ from sstools_agent.domain.catalog_types import (
     OfflineChoice,
     Operation,
     PageReader,
+    PlanRecipe,
     Routing,
     ToolSpec,
 )
@@ -291,6 +292,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         path="/api/dashboards/deploy",
         affinity=DASHBOARD,
         impact=CountedImpact("dashboard_ids", DASHBOARD_NOUN),
+        plan=PlanRecipe.DEPLOY,
         routing=Routing(
             keywords=(
                 *_DEPLOY_DASHBOARD_WORDS,

@@ -1,0 +1,106 @@
+"""Reading the plan of a change before its card: the reads its tool's recipe names, side by side,
+as the user, within a deadline of their own.
+
+A plan read is a read of the catalog (`search_dashboards` in the target environment, say) run
+through the upstream client like any read, but in the environment the plan names, not the page's.
+A read that fails, is not the user's to make, or is slower than the deadline (handed to the
+upstream client, its retry included) never holds the card back: the card says the plan could not
+be read and why, and is still a card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.change_plans import (
+    DEFAULT_PLAN_TIMEOUT_S,
+    ChangePlan,
+    PlanRead,
+    plan_reads,
+    unread_plan,
+    written_plan,
+)
+from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.ports import ToolRunner
+from sstools_agent.domain.roles import Role
+from sstools_agent.domain.tool_calls import ResolvedToolCall
+from sstools_agent.domain.tool_policy import ToolPolicy
+from sstools_agent.domain.tool_runs import ToolCallFailed, UpstreamCredentials
+
+logger = logging.getLogger(__name__)
+
+
+class _Unreadable(Exception):
+    """A plan read that cannot be made; its text says why, in words."""
+
+
+def _why(failure: ToolCallFailed, timeout_s: float) -> str:
+    if failure.code is ErrorCode.TOOL_TIMEOUT:
+        return f"ss-tools не ответил за {timeout_s:g} с"
+    if failure.status_code is not None:
+        return f"ss-tools ответил ошибкой {failure.status_code}"
+    return "ss-tools недоступен"
+
+
+class PlanReader:
+    """Reads the plans of writes whose tools declare one."""
+
+    def __init__(
+        self, policy: ToolPolicy, upstream: ToolRunner, timeout_s: float = DEFAULT_PLAN_TIMEOUT_S
+    ) -> None:
+        self.policy, self.upstream, self.timeout_s = policy, upstream, timeout_s
+
+    async def read(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        role: Role | None,
+        credentials: UpstreamCredentials,
+        request_id: str | None = None,
+    ) -> ChangePlan | None:
+        """The plan of `tool` called with `args` (None: the tool declares none)."""
+        spec = self.policy.catalog.get(tool)
+        if spec is None or spec.plan is None:
+            return None
+        arguments = spec.args_model.model_validate(dict(args)).model_dump(mode="json")
+        reads = plan_reads(spec.plan, arguments)
+        outputs = await asyncio.gather(
+            *(self._read(each, role, credentials, request_id) for each in reads),
+            return_exceptions=True,
+        )
+        for output in outputs:
+            if isinstance(output, ToolCallFailed):
+                logger.info("plan not read", extra={"tool": tool, "code": output.code.value})
+                return unread_plan(spec.plan, arguments, _why(output, self.timeout_s))
+            if isinstance(output, _Unreadable):
+                return unread_plan(spec.plan, arguments, str(output))
+            if isinstance(output, BaseException):
+                raise output
+        return written_plan(
+            spec.plan, arguments, dict(zip((r.key for r in reads), outputs, strict=True))
+        )
+
+    async def _read(
+        self,
+        read: PlanRead,
+        role: Role | None,
+        credentials: UpstreamCredentials,
+        request_id: str | None,
+    ) -> Any:
+        spec = self.policy.catalog.get(read.tool)
+        environment = self.policy.environments.get(read.env_id)
+        if spec is None or spec.operation is not Operation.READ:
+            raise _Unreadable(f"чтение {read.tool} не объявлено")
+        if environment is None:
+            raise _Unreadable(f"окружение {read.env_id} неизвестно")
+        call = ResolvedToolCall(
+            spec, spec.args_model.model_validate(read.args), environment, Operation.READ
+        )
+        if not self.policy.roles.check(role, call).allowed:
+            raise _Unreadable(f"у вас нет права читать окружение {read.env_id}")
+        outcome = await self.upstream.call(call, credentials, request_id, timeout_s=self.timeout_s)
+        return outcome.output

@@ -1,0 +1,95 @@
+"""The plan of a change on its card, through the chat function over HTTP and the sample upstream:
+read before the card is shown, in words, what prod holds now; a plan that cannot be read still
+leaves a card that says why; a reconnect shows the same plan."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from local.fault_injection import Fault, FaultKind
+from tests.integration.test_chat_function import ChatServer, post_stream
+from tests.integration.test_confirmations import make_chat
+from tests.support.agent_stack import AgentStack
+from tests.support.seed import DASHBOARD_10
+
+pytestmark = pytest.mark.anyio
+DEPLOYS = ("POST", "/api/dashboards/deploy")
+
+
+@pytest.fixture
+def chat(stack: AgentStack) -> Iterator[ChatServer]:
+    yield from make_chat(stack, plan_timeout_s=1.0)
+
+
+async def card_for(chat: ChatServer, message: str, role: str = "admin") -> dict[str, Any]:
+    status, events, _ = await post_stream(
+        chat, {"message": message, "ui_context": DASHBOARD_10}, role=role
+    )
+    assert status == 200
+    card: dict[str, Any] = next(e for e in events if e.type == "confirm_required").data["metadata"]
+    return card
+
+
+def stamp(dashboard: dict[str, Any]) -> tuple[str, str]:
+    """«12 ноября» and the author of a dashboard's last change, as the upstream holds them."""
+    months = "января февраля марта апреля мая июня июля августа сентября октября ноября декабря"
+    at = dashboard["last_change"]["at"]
+    return f"{int(at[8:10])} {months.split()[int(at[5:7]) - 1]}", dashboard["last_change"]["by"]
+
+
+async def test_a_prod_deploy_card_names_the_dashboard_and_what_prod_holds_now(chat: ChatServer):
+    dashboards = chat.stack.upstream.state.dashboards
+    source, target = dashboards["ss-dev"][10], dashboards["prod"][10]
+    card = await card_for(chat, "задеплой этот дашборд в prod")
+    plan = card["plan"]
+    assert plan["title"] == f"Деплой дашборда #10 «{source['title']}»: ss-dev → prod"
+    (line,) = plan["lines"]
+    when, who = stamp(target)
+    assert f"версия {target['version']} в prod (изменена {when}" in line, line
+    assert who in line
+    assert f"из ss-dev (изменена {stamp(source)[0]}" in line, line
+    assert plan["unread"] is None
+    assert plan["digest"]
+    # The plan was read, nothing was changed
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
+
+
+async def test_a_dashboard_prod_does_not_have_is_planned_as_created(chat: ChatServer):
+    assert 42 not in chat.stack.upstream.state.dashboards["prod"]
+    card = await card_for(chat, "задеплой дашборд 42 в prod")
+    (line,) = card["plan"]["lines"]
+    assert "в prod его ещё нет — будет создан из ss-dev" in line, line
+
+
+async def test_a_plan_read_that_hangs_still_shows_the_card_and_says_why(chat: ChatServer):
+    chat.stack.upstream.plan.add(
+        "GET", "/api/environments/prod/dashboards", Fault(FaultKind.HANG, seconds=5, times=1)
+    )
+    card = await card_for(chat, "задеплой этот дашборд в prod")
+    plan = card["plan"]
+    assert plan["title"] == "Деплой дашборда #10: ss-dev → prod"
+    assert plan["lines"] == []
+    assert plan["unread"] == ("План изменения прочитать не удалось: ss-tools не ответил за 1 с.")
+    assert plan["digest"] is None
+    assert card["decision"]["risk"] == "dangerous"  # never lower for want of a plan
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
+
+
+async def test_a_reconnect_shows_the_card_with_the_plan_it_was_shown_with(chat: ChatServer):
+    card = await card_for(chat, "задеплой этот дашборд в prod")
+    conversation = card["thread_id"]
+    status, replay, _ = await post_stream(
+        chat,
+        {
+            "action": "resume",
+            "conversation_id": conversation,
+            "last_event_id": f"{conversation}:999",
+        },
+        role="admin",
+    )
+    assert status == 200
+    again = next(e for e in replay if e.type == "confirm_required").data["metadata"]
+    assert again["plan"] == card["plan"]
