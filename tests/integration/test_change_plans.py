@@ -93,3 +93,54 @@ async def test_a_reconnect_shows_the_card_with_the_plan_it_was_shown_with(chat: 
     assert status == 200
     again = next(e for e in replay if e.type == "confirm_required").data["metadata"]
     assert again["plan"] == card["plan"]
+
+
+def confirm(card: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "action": "confirm",
+        "conversation_id": card["thread_id"],
+        "confirmation_id": card["confirmation_id"],
+    }
+
+
+async def test_a_card_whose_target_changed_since_it_was_shown_runs_nothing_and_asks_again(
+    chat: ChatServer,
+):
+    # Given two cards for the same prod deploy, in two conversations
+    first = await card_for(chat, "задеплой этот дашборд в prod")
+    second = await card_for(chat, "задеплой этот дашборд в prod")
+    assert first["plan"]["digest"] == second["plan"]["digest"]
+    # When the second is confirmed first (prod changes), then the first
+    status, events, _ = await post_stream(chat, confirm(second), role="admin")
+    assert status == 200
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
+    status, events, _ = await post_stream(chat, confirm(first), role="admin")
+    assert status == 200
+    # Then the first runs nothing: it resolves as stale and one new card, with the plan of prod
+    # as it is now, waits for the person (the same call)
+    assert [e.type for e in events] == ["confirm_resolved", "confirm_required", "stream_end"]
+    assert events[0].data["metadata"]["result"] == "stale"
+    again = events[1].data["metadata"]
+    assert again["confirmation_id"] != first["confirmation_id"]
+    assert again["tool_call_id"] == first["tool_call_id"]
+    assert again["input"] == first["input"]
+    assert again["plan"]["digest"] != first["plan"]["digest"]
+    prod = chat.stack.upstream.state.dashboards["prod"][10]
+    assert f"версия {prod['version']} в prod" in again["plan"]["lines"][0]
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
+    # The stale card is spent; the new one runs the deploy, once
+    status, _, error = await post_stream(chat, confirm(first), role="admin")
+    assert (status, error and error["code"]) == (409, "ALREADY_DECIDED")
+    status, events, _ = await post_stream(chat, confirm(again), role="admin")
+    assert status == 200
+    assert events[0].data["metadata"]["result"] == "confirmed"
+    assert any(e.type == "tool_end" for e in events)
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 2
+
+
+async def test_a_card_whose_target_is_as_it_was_shown_runs_at_once(chat: ChatServer):
+    card = await card_for(chat, "задеплой этот дашборд в prod")
+    status, events, _ = await post_stream(chat, confirm(card), role="admin")
+    assert status == 200
+    assert events[0].data["metadata"]["result"] == "confirmed"
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1

@@ -229,10 +229,10 @@ async def test_two_tabs_on_one_conversation_get_409_never_interleaved_turns(chat
     _, events, _ = await post_stream(chat, STATUS)
     conversation = events[-1].data["metadata"]["conversation_id"]
     body = {**STATUS, "conversation_id": conversation}
-    # The winning tab's reads take a second, so the other tab arrives while it holds the
-    # conversation however slowly this machine starts the second request
+    # The winning tab's reads take seconds, so the other tab arrives while it holds the
+    # conversation however slowly a busy machine starts the second request
     chat.stack.upstream.plan.add(
-        "GET", "/api/environments/ss-dev/dashboards", Fault(FaultKind.DELAY, seconds=1, times=2)
+        "GET", "/api/environments/ss-dev/dashboards", Fault(FaultKind.DELAY, seconds=3, times=2)
     )
     results = await asyncio.gather(*(post_stream(chat, body) for _ in range(2)))
     statuses = sorted(status for status, _, _ in results)

@@ -126,6 +126,36 @@ def test_confirm_runs_the_deploy_once_and_the_answer_follows(site: PageStack, ta
     expect(deploy).to_have_attribute("data-state", "done")
 
 
+def test_a_card_prod_changed_under_runs_nothing_and_a_new_card_shows_prod_as_it_is(
+    site: PageStack, tabs: Tabs
+):
+    # Given the same prod deploy waiting on cards in two conversations (two tabs)
+    token = site.token("admin")
+    first, second = tabs(site, token), tabs(site, token)
+    ask_for_card(first, "задеплой этот дашборд в prod")
+    ask_for_card(second, "задеплой этот дашборд в prod")
+    # When the second is confirmed (prod changes), then the first
+    second.by("confirm-accept").click()
+    second.wait_answered()
+    assert site.deploys() == 1
+    first.by("confirm-accept").click()
+    first.wait_answered()
+    # Then the first card says it went stale and nothing ran; a new card shows prod as it is now
+    cards = first.by("confirm-card")
+    expect(cards).to_have_count(2)
+    expect(cards.first).to_have_attribute("data-state", "stale")
+    expect(first.by("confirm-stale")).to_contain_text("Окружение prod изменилось")
+    expect(first.by("confirm-stale")).to_contain_text("ничего не выполнено")
+    expect(cards.last).to_have_attribute("data-state", "pending")
+    prod = site.stack.upstream.state.dashboards["prod"][10]
+    expect(first.by("confirm-plan")).to_contain_text(f"версия {prod['version']} в prod")
+    deploy = first.by("tool-card").filter(has_text="deploy_dashboard")
+    expect(deploy).to_have_count(1)
+    expect(deploy).to_have_attribute("data-state", "waiting")
+    assert site.deploys() == 1
+    first.screenshot("card-stale")
+
+
 def test_the_timer_reaches_zero_and_the_card_says_it_expired(sites, upstream_server, tabs: Tabs):
     upstream_server.reset()
     site = sites("quick_expiry")

@@ -334,8 +334,8 @@ export class ChatState {
     // A verdict from the server (a code) stands; a call the history left started does not
     const answered = (call?.state === "error" || call?.state === "unknown") && call.code;
     if (!call || call.state === "done" || answered) return;
-    // Superseded: the call waits on the card the edit brought (nothing ran).
-    if (card.state === "superseded") return;
+    // Superseded or stale: the call waits on the new card that follows (nothing ran).
+    if (card.state === "superseded" || card.state === "stale") return;
     if (card.state === "pending") call.state = "waiting";
     else if (card.state === "confirmed")
       call.state = call.state === "waiting" ? "running" : call.state;

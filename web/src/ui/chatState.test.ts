@@ -211,6 +211,19 @@ describe("ChatState: a card confirmed with edits", () => {
     expect(tools[0].kind === "tool" && tools[0].state).toBe("not_run");
   });
 
+  it("closes a stale card as nothing run and waits on the same call's new card", () => {
+    const chat = waiting();
+    chat.apply(ev({ type: "confirm_resolved", result: "stale" }));
+    chat.apply(card("conf-2", original, "destructive"));
+    const cards = chat.items.filter((i) => i.kind === "confirm");
+    expect(cards.map((c) => c.kind === "confirm" && [c.confirmationId, c.state])).toEqual([
+      ["conf-1", "stale"],
+      ["conf-2", "pending"],
+    ]);
+    const tools = chat.items.filter((i) => i.kind === "tool");
+    expect(tools.map((t) => t.kind === "tool" && t.state)).toEqual(["waiting"]);
+  });
+
   it("reads a call behind a card as one tool card from the history, edited or not", () => {
     const edited = { ...original, dashboard_ids: [11] };
     for (const [later, shown] of [

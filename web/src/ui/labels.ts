@@ -55,6 +55,7 @@ export const CONFIRM_STATE_LABELS: Record<string, string> = {
   expired: "Истекло",
   cancelled: "Отменено",
   superseded: "Заменено изменённым вызовом — ничего не изменено",
+  stale: "Устарела — ничего не изменено",
 };
 
 export const TIER_LABELS: Record<string, string> = {

@@ -71,6 +71,11 @@ class ConfirmationAnswer:
     def approved(self) -> bool:
         return self.result is ConfirmationResult.CONFIRMED
 
+    @property
+    def stale(self) -> bool:
+        """Confirmed after the card's plan stopped being true: the call asks again."""
+        return self.result is ConfirmationResult.STALE
+
     def to_dict(self) -> dict[str, Any]:
         """The resume value (`Command(resume=...)`)."""
         if self.approved:

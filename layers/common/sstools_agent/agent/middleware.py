@@ -185,19 +185,21 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         # edited call is checked as a call of its own, and asks again on a card of its own when
         # the card's approval does not cover it. Each card is one `interrupt()`, so a resume
         # passes the earlier answers again and arrives at the same card (LangGraph's rule).
-        while answer.approved and answer.edited_args is not None:
-            edited_request = request.override(
-                tool_call={**request.tool_call, "args": answer.edited_args}
-            )
+        # A confirm the chat function found stale (the world changed since the card's plan was
+        # read) runs nothing: the same call asks again, on a card whose plan is read afresh.
+        while answer.stale or (answer.approved and answer.edited_args is not None):
+            edited_args = answer.edited_args
+            if answer.stale or edited_args is None:
+                answer = ConfirmationAnswer.from_dict(interrupt(card.to_dict()))
+                continue
+            edited_request = request.override(tool_call={**request.tool_call, "args": edited_args})
             edited = self._checked(edited_request, context)
             if isinstance(edited, ToolMessage):
                 return edited
             request, decision = edited_request, edited
             if not edit_asks_again(card.decision, edited):
                 return request, decision
-            card = ConfirmationInterrupt(
-                call_id, name, answer.edited_args, edited.to_payload(), page
-            )
+            card = ConfirmationInterrupt(call_id, name, edited_args, edited.to_payload(), page)
             answer = ConfirmationAnswer.from_dict(interrupt(card.to_dict()))
         if answer.approved:
             return request, decision

@@ -88,7 +88,9 @@ CONFIRM_RESOLVED: Final = CUSTOM_PREFIX + "confirm_resolved"
 TOOLS_ROUTED: Final = CUSTOM_PREFIX + "tools_routed"
 CALL_EDITED: Final = CUSTOM_PREFIX + "call_edited"
 INTERRUPT_REASON: Final = "tool_call"
-RAN_OR_ASKS_AGAIN: Final = frozenset({ConfirmationResult.CONFIRMED, ConfirmationResult.SUPERSEDED})
+RAN_OR_ASKS_AGAIN: Final = frozenset(
+    {ConfirmationResult.CONFIRMED, ConfirmationResult.SUPERSEDED, ConfirmationResult.STALE}
+)
 """The answers after which the held call runs, or waits on its next interrupt."""
 APPROVAL_SCHEMA: Final = {
     "type": "object",

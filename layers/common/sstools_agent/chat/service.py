@@ -88,6 +88,7 @@ class ChatService:
         resume_from = last_event_id or body.last_event_id
         if body.action == "resume" and resume_from and body.conversation_id:
             resume_after = parse_event_id(resume_from, body.conversation_id) or 0
+        context = AgentRunContext(principal, ui_context, service_token, request_id)
         turn = await self.turns.prepare(
             owner=principal.subject,
             conversation_id=body.conversation_id,
@@ -101,8 +102,9 @@ class ChatService:
             edited_args=body.edited_args,
             rules=rules,
             attachments=attachments,
+            context=context,
         )
-        return OpenedTurn(turn, AgentRunContext(principal, ui_context, service_token, request_id))
+        return OpenedTurn(turn, context)
 
     async def _attachments(self, principal: Principal, body: ChatRequestBody) -> list[CheckedFile]:
         """The message's files, checked; a refusal is audited (and nothing is written)."""

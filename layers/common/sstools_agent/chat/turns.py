@@ -25,6 +25,7 @@ from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrup
 from sstools_agent.chat.attachments import ChatAttachments, CheckedFile
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
+from sstools_agent.domain.change_plans import ChangePlan
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -109,6 +110,8 @@ REJECTED_AS: Final = {
     ConfirmationStatus.CANCELLED: ConfirmationResult.CANCELLED,
     ConfirmationStatus.EXPIRED: ConfirmationResult.EXPIRED,
     ConfirmationStatus.SUPERSEDED: ConfirmationResult.SUPERSEDED,
+    # Its new card was never held (the run stopped first): the call is not run
+    ConfirmationStatus.STALE: ConfirmationResult.CANCELLED,
     ConfirmationStatus.PENDING: ConfirmationResult.EXPIRED,  # pending past its time
 }
 # What a decision streams (`confirm_resolved`) and resumes the card's call with.
@@ -116,6 +119,7 @@ DECIDED_AS: Final = {
     ConfirmationStatus.CONFIRMED: ConfirmationResult.CONFIRMED,
     ConfirmationStatus.DENIED: ConfirmationResult.DENIED,
     ConfirmationStatus.SUPERSEDED: ConfirmationResult.SUPERSEDED,
+    ConfirmationStatus.STALE: ConfirmationResult.STALE,
 }
 # How a confirmed call's journaled outcome reaches the audit log (exactly one per call).
 OUTCOME_AUDIT: Final = {
@@ -562,9 +566,11 @@ class ChatTurns:
         edited_args: dict[str, Any] | None = None,
         rules: ThreadRules = CHAT_THREADS,
         attachments: list[CheckedFile] | None = None,
+        context: AgentRunContext | None = None,
     ) -> PreparedTurn:
         """Every check that decides the HTTP status, and the lock. Writes nothing on refusal.
-        `attachments`, a new message's files, were checked before."""
+        `attachments`, a new message's files, were checked before; `context` is the run's (a
+        confirm reads the card's plan again as this user; without it, the plan is not read)."""
         files = list(attachments or [])
         run_id = uuid.uuid4().hex
         if conversation_id is None or (
@@ -584,7 +590,9 @@ class ChatTurns:
             )
         if action in DECISIONS:
             answer = CardAnswer(action, confirmation_id, role, edited_args or {})
-            return await self._prepare_answer(conversation_id, owner, answer, run_id, rules)
+            return await self._prepare_answer(
+                conversation_id, owner, answer, run_id, rules, context=context
+            )
         asked = Conversation.asked_for(conversation_id, owner, ui_context)
         if action == "resume" or rules.new_input_refused_while_a_card_waits:
             conversation = await self.store.get_owned(conversation_id, owner)
@@ -605,8 +613,11 @@ class ChatTurns:
         answer: CardAnswer,
         run_id: str,
         rules: ThreadRules,
+        *,
+        context: AgentRunContext | None,
     ) -> PreparedTurn:
-        """A confirm, deny or edit: the card it answers checked, the lock taken, the card
+        """A confirm, deny or edit: the card it answers checked, the lock taken, the card's plan
+        read again (a confirm runs only while the world is as the card showed it), the card
         decided. Three reads side by side, none waiting for another: the card, the lock's
         write, and the call the checkpoint waits on. The card's refusals come first (another
         user's card is a 403 whoever's the conversation is), then the lock's, then the
@@ -631,6 +642,9 @@ class ChatTurns:
             edit = None
             if answer.action == "edit" and not confirmation.expired(time.time()):
                 edit = self._edit(pending, answer.edited_args, answer.role, owner)
+            stale = None
+            if answer.action == "confirm" and context is not None:
+                stale = await self._stale_plan(agent, confirmation, pending, context)
         except BaseException:
             if held is not None:
                 await self._give_back(held, run_id)
@@ -638,7 +652,25 @@ class ChatTurns:
         turn = PreparedTurn(
             conversation, answer.action, None, run_id, confirmation=confirmation, pending=pending
         )
-        return await self._answer_card(turn, confirmation, edit)
+        return await self._answer_card(turn, confirmation, edit, stale)
+
+    @staticmethod
+    async def _stale_plan(
+        agent: ChatAgent,
+        confirmation: Confirmation,
+        pending: PendingConfirmation,
+        context: AgentRunContext,
+    ) -> ChangePlan | None:
+        """The plan as it reads now, when it is not the one the card showed (None: it is, or
+        the card showed none to hold it to). A plan that cannot be read again cannot be held
+        to the card either: it is stale too, and the next card says why."""
+        shown = (confirmation.plan or {}).get("digest")
+        if shown is None or confirmation.expired(time.time()):
+            return None
+        current = await agent.plan(pending.tool, pending.args, context)
+        if current is not None and current.digest == shown:
+            return None
+        return current or ChangePlan("", unread="план изменения больше не объявлен")
 
     async def _give_back(self, held: Conversation, run_id: str) -> None:
         """Releases a lock taken for a turn that was refused, leaving the record as it was."""
@@ -668,11 +700,18 @@ class ChatTurns:
             raise CardWaits(confirmation)
 
     async def _answer_card(
-        self, turn: PreparedTurn, confirmation: Confirmation, edit: ConfirmationEdit | None
+        self,
+        turn: PreparedTurn,
+        confirmation: Confirmation,
+        edit: ConfirmationEdit | None,
+        stale: ChangePlan | None = None,
     ) -> PreparedTurn:
-        """Decides `confirmation`, the card `turn` answers (once), under the lock `turn` holds."""
+        """Decides `confirmation`, the card `turn` answers (once), under the lock `turn` holds;
+        a confirm whose plan is `stale` decides it as such (nothing runs, a new card asks)."""
         wanted = ConfirmationStatus.DENIED
-        if turn.action == "confirm" or (edit is not None and not edit.asks_again):
+        if stale is not None:
+            wanted = ConfirmationStatus.STALE
+        elif turn.action == "confirm" or (edit is not None and not edit.asks_again):
             wanted = ConfirmationStatus.CONFIRMED
         elif edit is not None:
             wanted = ConfirmationStatus.SUPERSEDED
@@ -687,7 +726,29 @@ class ChatTurns:
         turn.confirmation = decided
         if edit is not None and turn.result is not ConfirmationResult.EXPIRED:
             self._audit_edit(confirmation, edit, turn.result)
+        if stale is not None and turn.result is ConfirmationResult.STALE:
+            self._audit_stale(confirmation, stale)
         return turn
+
+    def _audit_stale(self, confirmation: Confirmation, current: ChangePlan) -> None:
+        """A confirm that ran nothing because the world changed since its card: both plans."""
+        shown = confirmation.plan or {}
+        self.audit.emit(
+            AuditRecord(
+                AuditKind.CONFIRMATION_DECIDED,
+                confirmation.user,
+                "stale",
+                confirmation.conversation_id,
+                {
+                    "tool": confirmation.tool,
+                    "tool_call_id": confirmation.tool_call_id,
+                    "confirmation_id": confirmation.confirmation_id,
+                    "fingerprint": confirmation.fingerprint,
+                    "shown_plan": {"digest": shown.get("digest"), "lines": shown.get("lines")},
+                    "current_plan": {"digest": current.digest, "lines": list(current.lines)},
+                },
+            )
+        )
 
     def _edit(
         self,

@@ -43,6 +43,9 @@ class ConfirmationResult(StrEnum):
     CANCELLED = "cancelled"
     SUPERSEDED = "superseded"
     """Answered with edits that need a card of their own: nothing ran, a new card follows."""
+    STALE = "stale"
+    """Confirmed after the target changed from what the card's plan showed: nothing ran, a new
+    card with the current plan follows."""
 
 
 class WireEventError(ValueError):

@@ -62,6 +62,7 @@ _WHY_NOT_RUN: Final[dict[str, str]] = {
     ConfirmationResult.EXPIRED: "время подтверждения истекло",
     ConfirmationResult.CANCELLED: "отменено новым сообщением",
     ConfirmationResult.SUPERSEDED: "заменено изменённым вызовом",
+    ConfirmationResult.STALE: "карточка устарела: окружение изменилось после её показа",
 }
 UNSHOWN_CARD_TEXT: Final = (
     "Операция {call} не выполнена: изменённый вызов ждёт нового подтверждения, но его карточка "

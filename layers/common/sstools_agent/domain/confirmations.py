@@ -39,6 +39,9 @@ class ConfirmationStatus(StrEnum):
     CANCELLED = "cancelled"
     SUPERSEDED = "superseded"
     """Answered with edits that changed what the card said: a new card asks again."""
+    STALE = "stale"
+    """Confirmed, but what the card's plan showed was no longer true: nothing ran, a new card
+    with the plan as it is now asks again."""
 
 
 class ExecutionState(StrEnum):

@@ -69,7 +69,8 @@ export type Role = "analyst" | "engineer" | "admin";
  * How a pending confirmation ended: the `result` of `confirm_resolved`, the answer the
  * agent resumes with, and the reason a call that did not run was cancelled.
  */
-export type ConfirmationResult = "confirmed" | "denied" | "expired" | "cancelled" | "superseded";
+export type ConfirmationResult =
+  "confirmed" | "denied" | "expired" | "cancelled" | "superseded" | "stale";
 
 /**
  * Append the token to the last assistant message.
