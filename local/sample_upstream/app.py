@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from local.fault_injection import FaultInjectionMiddleware, FaultPlan
 from local.sample_upstream.seed import UpstreamState, seeded_state
+from local.sample_upstream.tables import NotEvaluated, counted, deleted
 from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.identity import (
     SERVICE_SUBJECT,
@@ -356,13 +357,24 @@ def audit_permissions(
 def execute_sql(env_id: str, body: SqlBody, who: CallerDep, state: StateDep) -> dict[str, Any]:
     _tier(state, env_id)
     classification = classify_sql(body.sql)
+    tables = state.tables[env_id]
     if classification.operation is Operation.WRITE:
         _require(who, state, env_id)
+        try:
+            affected = deleted(body.sql, tables)
+        except NotEvaluated:
+            affected = 3  # a statement this sample does not evaluate
         return {
             "environment": env_id,
             "statements": list(classification.statement_kinds),
-            "rows_affected": 3,
+            "rows_affected": affected,
         }
+    try:
+        count = counted(body.sql, tables)
+    except NotEvaluated as unknown:
+        raise HTTPException(400, f"cannot evaluate: {unknown}") from None
+    if count is not None:
+        return {"environment": env_id, "columns": ["count"], "row_count": 1, "rows": [[count]]}
     rows = min(body.limit, 10_000)
     return {
         "environment": env_id,

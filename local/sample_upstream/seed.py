@@ -10,6 +10,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from local.sample_upstream.tables import table_rows
+
 ENVIRONMENTS: list[dict[str, Any]] = [
     {"id": "ss-dev", "tier": "dev", "superset_url": "https://superset-dev.example.internal"},
     {"id": "staging", "tier": "staging", "superset_url": "https://superset-stage.example.internal"},
@@ -202,6 +204,8 @@ class UpstreamState:
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     maintenance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     backups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    tables: dict[str, dict[str, set[int]]] = field(default_factory=dict)
+    """Each environment's dataset tables (`schema.table`) with their rows' ids."""
     next_id: int = 1000
 
     def new_id(self) -> int:
@@ -216,6 +220,7 @@ def seeded_state() -> UpstreamState:
     for env_id, ids in _DASHBOARD_IDS.items():
         state.dashboards[env_id] = {i: _dashboard(i, env_id) for i in ids}
         state.datasets[env_id] = {i: _dataset(i, env_id) for i in _DATASET_IDS}
+        state.tables[env_id] = table_rows(state.datasets[env_id])
         state.databases[env_id] = [
             {"id": 1, "name": "energy_dwh", "backend": "postgresql", "schemas": ["public", "mart"]},
             {"id": 2, "name": "crm", "backend": "clickhouse", "schemas": ["default"]},

@@ -13,7 +13,7 @@ from local.fault_injection import Fault, FaultKind
 from tests.integration.test_chat_function import ChatServer, post_stream
 from tests.integration.test_confirmations import make_chat
 from tests.support.agent_stack import AgentStack
-from tests.support.seed import DASHBOARD_10
+from tests.support.seed import DASHBOARD_10, DATASET_15
 
 pytestmark = pytest.mark.anyio
 DEPLOYS = ("POST", "/api/dashboards/deploy")
@@ -24,10 +24,10 @@ def chat(stack: AgentStack) -> Iterator[ChatServer]:
     yield from make_chat(stack, plan_timeout_s=1.0)
 
 
-async def card_for(chat: ChatServer, message: str, role: str = "admin") -> dict[str, Any]:
-    status, events, _ = await post_stream(
-        chat, {"message": message, "ui_context": DASHBOARD_10}, role=role
-    )
+async def card_for(
+    chat: ChatServer, message: str, role: str = "admin", page: dict[str, Any] = DASHBOARD_10
+) -> dict[str, Any]:
+    status, events, _ = await post_stream(chat, {"message": message, "ui_context": page}, role=role)
     assert status == 200
     card: dict[str, Any] = next(e for e in events if e.type == "confirm_required").data["metadata"]
     return card
@@ -144,3 +144,52 @@ async def test_a_card_whose_target_is_as_it_was_shown_runs_at_once(chat: ChatSer
     assert status == 200
     assert events[0].data["metadata"]["result"] == "confirmed"
     assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
+
+
+SQL_RUNS = ("POST", "/api/environments/staging/sql/execute")
+DELETE_9 = "выполни sql `DELETE FROM mart.employees WHERE id < 10`"
+
+
+async def test_a_delete_card_shows_the_statement_and_the_rows_it_would_delete(chat: ChatServer):
+    # Given mart.employees in staging (dataset 15's table)
+    dataset = chat.stack.upstream.state.datasets["staging"][15]
+    assert (dataset["schema"], dataset["table_name"]) == ("mart", "employees")
+    card = await card_for(chat, DELETE_9, "engineer", DATASET_15)
+    plan = card["plan"]
+    assert plan["title"] == "SQL в staging: DELETE"
+    assert plan["statement"] == "DELETE FROM mart.employees\nWHERE\n  id < 10"
+    assert plan["lines"] == ["DELETE в mart.employees: удалит 9 строк"]
+    # The count was a read (the statement itself was not sent)
+    assert chat.stack.upstream.plan.requests(*SQL_RUNS) == 1
+    assert len(chat.stack.upstream.state.tables["staging"]["mart.employees"]) == 15_250
+    # Confirmed, the delete removes exactly those rows
+    status, events, _ = await post_stream(chat, confirm(card), role="engineer")
+    assert status == 200
+    end = next(e for e in events if e.type == "tool_end").data["metadata"]
+    assert end["output"]["rows_affected"] == 9
+    assert len(chat.stack.upstream.state.tables["staging"]["mart.employees"]) == 15_241
+
+
+async def test_a_delete_whose_rows_were_deleted_meanwhile_is_stale(chat: ChatServer):
+    first = await card_for(chat, DELETE_9, "engineer", DATASET_15)
+    second = await card_for(chat, DELETE_9, "engineer", DATASET_15)
+    status, _, _ = await post_stream(chat, confirm(second), role="engineer")
+    assert status == 200
+    status, events, _ = await post_stream(chat, confirm(first), role="engineer")
+    assert status == 200
+    assert [e.type for e in events] == ["confirm_resolved", "confirm_required", "stream_end"]
+    assert events[0].data["metadata"]["result"] == "stale"
+    assert events[1].data["metadata"]["plan"]["lines"] == [
+        "DELETE в mart.employees: удалит 0 строк"
+    ]
+    assert len(chat.stack.upstream.state.tables["staging"]["mart.employees"]) == 15_241
+
+
+async def test_a_statement_the_upstream_cannot_count_still_gets_its_card(chat: ChatServer):
+    card = await card_for(
+        chat, "выполни sql `DELETE FROM mart.employees WHERE name = 'x'`", "engineer", DATASET_15
+    )
+    plan = card["plan"]
+    assert plan["statement"].startswith("DELETE FROM mart.employees")
+    assert plan["unread"] == "План изменения прочитать не удалось: ss-tools ответил ошибкой 400."
+    assert card["decision"]["requires_confirmation"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from sstools_agent.domain.catalog_types import PlanRecipe
 from sstools_agent.domain.change_plans import plan_reads, unread_plan, written_plan
 from sstools_agent.domain.tool_catalog import CATALOG
@@ -37,7 +39,7 @@ def test_the_deploy_is_declared_with_its_plan_and_reads_both_environments():
     spec = CATALOG.get("deploy_dashboard")
     assert spec is not None
     assert spec.plan is PlanRecipe.DEPLOY
-    reads = plan_reads(PlanRecipe.DEPLOY, deploy([10, 11]))
+    reads = plan_reads(PlanRecipe.DEPLOY, deploy([10, 11]), "prod")
     assert [(r.key, r.tool, r.env_id) for r in reads] == [
         ("source", "search_dashboards", "ss-dev"),
         ("target", "search_dashboards", "prod"),
@@ -49,6 +51,7 @@ def test_a_deploy_over_a_dashboard_names_it_what_prod_holds_and_what_replaces_it
     plan = written_plan(
         PlanRecipe.DEPLOY,
         deploy([10]),
+        "prod",
         {"source": found(SOURCE_10), "target": found(dashboard(10))},
     )
     assert plan.title == "Деплой дашборда #10 «Отчёт по энергопотреблению»: ss-dev → prod"
@@ -64,7 +67,7 @@ def test_a_deploy_over_a_dashboard_names_it_what_prod_holds_and_what_replaces_it
 def test_a_dashboard_prod_does_not_have_yet_is_created_and_a_dirty_source_is_said():
     source = dashboard(42, title="Потери электроэнергии", git={"status": "modified"})
     plan = written_plan(
-        PlanRecipe.DEPLOY, deploy([42]), {"source": found(source), "target": found()}
+        PlanRecipe.DEPLOY, deploy([42]), "prod", {"source": found(source), "target": found()}
     )
     assert plan.lines == (
         "#42 «Потери электроэнергии»: в prod его ещё нет — будет создан из ss-dev "
@@ -73,7 +76,9 @@ def test_a_dashboard_prod_does_not_have_yet_is_created_and_a_dirty_source_is_sai
 
 
 def test_a_dashboard_missing_from_the_source_is_said_not_guessed():
-    plan = written_plan(PlanRecipe.DEPLOY, deploy([99]), {"source": found(), "target": found()})
+    plan = written_plan(
+        PlanRecipe.DEPLOY, deploy([99]), "prod", {"source": found(), "target": found()}
+    )
     assert plan.title == "Деплой дашборда #99: ss-dev → prod"
     assert plan.lines == ("#99: в ss-dev такого дашборда нет — деплоить нечего",)
 
@@ -81,7 +86,9 @@ def test_a_dashboard_missing_from_the_source_is_said_not_guessed():
 def test_many_dashboards_are_counted_after_the_first_lines():
     ids = list(range(1, 21))
     sources = found(*(dashboard(i) for i in ids))
-    plan = written_plan(PlanRecipe.DEPLOY, deploy(ids), {"source": sources, "target": sources})
+    plan = written_plan(
+        PlanRecipe.DEPLOY, deploy(ids), "prod", {"source": sources, "target": sources}
+    )
     assert plan.title == "Деплой 20 дашбордов: ss-dev → prod"
     assert len(plan.lines) == 12
     assert plan.lines[-1] == "… и ещё 9 дашбордов"
@@ -89,24 +96,102 @@ def test_many_dashboards_are_counted_after_the_first_lines():
 
 def test_the_approval_binds_versions_and_stamps_not_the_words():
     reads = {"source": found(SOURCE_10), "target": found(dashboard(10))}
-    shown = written_plan(PlanRecipe.DEPLOY, deploy([10]), reads)
+    shown = written_plan(PlanRecipe.DEPLOY, deploy([10]), "prod", reads)
     # A title renamed in the source is the same plan to bind (the words are not the state)...
     renamed = {"source": found(SOURCE_10 | {"title": "Энергия"}), "target": reads["target"]}
-    assert written_plan(PlanRecipe.DEPLOY, deploy([10]), renamed).digest == shown.digest
+    assert written_plan(PlanRecipe.DEPLOY, deploy([10]), "prod", renamed).digest == shown.digest
     # ...a deploy to prod meanwhile (a new version, a new stamp) is not
     redeployed = dashboard(
         10, version=6, last_change={"at": "2026-12-03T05:00:00Z", "by": "orlova"}
     )
     moved = {"source": reads["source"], "target": found(redeployed)}
-    assert written_plan(PlanRecipe.DEPLOY, deploy([10]), moved).digest != shown.digest
+    assert written_plan(PlanRecipe.DEPLOY, deploy([10]), "prod", moved).digest != shown.digest
     # and so is a dashboard that appeared in prod meanwhile
     created = {"source": found(SOURCE_10), "target": found()}
-    assert written_plan(PlanRecipe.DEPLOY, deploy([10]), created).digest != shown.digest
+    assert written_plan(PlanRecipe.DEPLOY, deploy([10]), "prod", created).digest != shown.digest
 
 
 def test_a_plan_that_could_not_be_read_says_why_and_binds_nothing():
-    plan = unread_plan(PlanRecipe.DEPLOY, deploy([10]), "ss-tools не ответил за 5 с")
+    plan = unread_plan(PlanRecipe.DEPLOY, deploy([10]), "prod", "ss-tools не ответил за 5 с")
     assert plan.title == "Деплой дашборда #10: ss-dev → prod"
     assert plan.unread == "План изменения прочитать не удалось: ss-tools не ответил за 5 с."
     assert plan.lines == ()
+    assert plan.digest is None
+
+
+def sql(statement: str) -> dict[str, Any]:
+    return {"database_id": 1, "sql": statement, "limit": 1000}
+
+
+def counted(rows: int) -> dict[str, Any]:
+    return {"count": {"columns": ["count"], "rows": [[rows]], "row_count": 1}}
+
+
+def test_a_delete_is_counted_by_a_read_derived_from_its_own_where():
+    (read,) = plan_reads(
+        PlanRecipe.SQL_WRITE, sql("DELETE FROM mart.employees WHERE id < 10"), "staging"
+    )
+    assert (read.key, read.tool, read.env_id) == ("count", "superset_execute_sql", "staging")
+    assert read.args == {
+        "database_id": 1,
+        "sql": "SELECT COUNT(*) FROM mart.employees WHERE id < 10",
+        "limit": 1,
+    }
+    plan = written_plan(
+        PlanRecipe.SQL_WRITE, sql("delete from mart.employees where id < 10"), "staging", counted(9)
+    )
+    assert plan.title == "SQL в staging: DELETE"
+    assert plan.statement == "DELETE FROM mart.employees\nWHERE\n  id < 10"
+    assert plan.lines == ("DELETE в mart.employees: удалит 9 строк",)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE t SET a = 1 FROM u WHERE t.id = u.id",
+        "DELETE FROM t USING u WHERE t.id = u.id",
+        "WITH x AS (SELECT 1) DELETE FROM t WHERE id IN (SELECT * FROM x)",
+        "DELETE FROM t WHERE id = 1; DELETE FROM u WHERE id = 2",
+        "INSERT INTO t VALUES (1)",
+        "DELETE FROM t WHERE pg_terminate_backend(4) IS NOT NULL",
+    ],
+)
+def test_a_statement_whose_shape_gives_no_count_says_the_rows_are_unknown(statement: str):
+    assert plan_reads(PlanRecipe.SQL_WRITE, sql(statement), "staging") == []
+    plan = written_plan(PlanRecipe.SQL_WRITE, sql(statement), "staging", {})
+    assert "сколько строк затронет — неизвестно" in plan.lines[0]
+    assert plan.statement
+
+
+@pytest.mark.parametrize(
+    ("rows", "said"),
+    [
+        (1, "1 строку"),
+        (3, "3 строки"),
+        (99, "99 строк"),
+        (1234, "около 1 200 строк"),
+        (15250, "около 15 000 строк"),
+    ],
+)
+def test_the_count_is_said_and_bound_in_bands(rows: int, said: str):
+    statement = sql("UPDATE mart.employees SET active = false WHERE id > 5")
+    plan = written_plan(PlanRecipe.SQL_WRITE, statement, "prod", counted(rows))
+    assert plan.lines == (f"UPDATE в mart.employees: изменит {said}",)
+    # a busy table moving within the band keeps the card; a count out of it does not
+    if rows >= 100:
+        near = written_plan(PlanRecipe.SQL_WRITE, statement, "prod", counted(rows + 1))
+        assert near.digest == plan.digest
+    far = written_plan(PlanRecipe.SQL_WRITE, statement, "prod", counted(rows * 3))
+    assert far.digest != plan.digest
+
+
+def test_a_sql_plan_whose_count_failed_still_shows_the_statement():
+    plan = unread_plan(
+        PlanRecipe.SQL_WRITE,
+        sql("DELETE FROM t WHERE id = 1"),
+        "prod",
+        "ss-tools ответил ошибкой 500",
+    )
+    assert plan.statement == "DELETE FROM t\nWHERE\n  id = 1"
+    assert plan.unread == "План изменения прочитать не удалось: ss-tools ответил ошибкой 500."
     assert plan.digest is None

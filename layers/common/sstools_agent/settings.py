@@ -32,7 +32,6 @@ from sstools_agent.domain.catalog_types import (
     DEFAULT_SQL_DIALECT,
     DEFAULT_TOOL_TIMEOUT_S,
 )
-from sstools_agent.domain.change_plans import DEFAULT_PLAN_TIMEOUT_S
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS, EnvironmentRegistry
 from sstools_agent.domain.identity import DEFAULT_SERVICE_TOKEN_TTL_S
@@ -42,11 +41,13 @@ LOCAL_HS256_SECRET = "local-development-secret-not-for-deployment-0123456789"  #
 """The local stack's shared secret; refused when STAGE is anything but `local`."""
 
 DEFAULT_PREFETCH_TIMEOUT_S: Final = 1.5
+"""How long a turn waits for the page object's summary (the agent's prefetch takes it too)."""
+DEFAULT_PLAN_TIMEOUT_S: Final = 5.0
+"""How long the reads of a change's plan may take (a count on prod must not eat the tool's 30 s)."""
 DEFAULT_STREAM_COALESCE_S: Final = 0.010
 """Token frames are written to the socket together within this window (`chat.pacing`)."""
 DEFAULT_STREAM_HEARTBEAT_S: Final = 15.0
 """A stream silent this long gets an SSE comment line (CloudFront closes one silent 60 s)."""
-"""How long a turn waits for the page object's summary (the agent's prefetch takes it too)."""
 
 
 def _pairs(value: Any) -> Any:

@@ -53,6 +53,7 @@ describe("ConfirmCard", () => {
       lines: ["#10 «Отчёт по энергопотреблению»: версия 1 в prod будет заменена версией из ss-dev"],
       unread: null,
       digest: "d1",
+      statement: null,
     };
     render(ConfirmCard, { props: { item: card({ plan }) } });
     expect(screen.getByTestId("confirm-title").textContent).toContain(plan.title);
@@ -69,6 +70,7 @@ describe("ConfirmCard", () => {
       lines: [],
       unread: "План изменения прочитать не удалось: ss-tools не ответил за 5 с.",
       digest: null,
+      statement: null,
     };
     render(ConfirmCard, { props: { item: card({ plan }) } });
     expect(screen.getByTestId("confirm-plan-unread").textContent).toBe(plan.unread);

@@ -15,9 +15,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.catalog_types import DEFAULT_SQL_DIALECT, Operation
 from sstools_agent.domain.change_plans import (
-    DEFAULT_PLAN_TIMEOUT_S,
     ChangePlan,
     PlanRead,
     plan_reads,
@@ -27,9 +26,11 @@ from sstools_agent.domain.change_plans import (
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.ports import ToolRunner
 from sstools_agent.domain.roles import Role
+from sstools_agent.domain.sql_classifier import classify_sql
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_runs import ToolCallFailed, UpstreamCredentials
+from sstools_agent.settings import DEFAULT_PLAN_TIMEOUT_S
 
 logger = logging.getLogger(__name__)
 
@@ -58,16 +59,19 @@ class PlanReader:
         self,
         tool: str,
         args: Mapping[str, Any],
+        environment: str | None,
+        *,
         role: Role | None,
         credentials: UpstreamCredentials,
         request_id: str | None = None,
     ) -> ChangePlan | None:
-        """The plan of `tool` called with `args` (None: the tool declares none)."""
+        """The plan of `tool` called with `args` in `environment` (None: the tool declares
+        none)."""
         spec = self.policy.catalog.get(tool)
         if spec is None or spec.plan is None:
             return None
         arguments = spec.args_model.model_validate(dict(args)).model_dump(mode="json")
-        reads = plan_reads(spec.plan, arguments)
+        reads = plan_reads(spec.plan, arguments, environment)
         outputs = await asyncio.gather(
             *(self._read(each, role, credentials, request_id) for each in reads),
             return_exceptions=True,
@@ -75,14 +79,14 @@ class PlanReader:
         for output in outputs:
             if isinstance(output, ToolCallFailed):
                 logger.info("plan not read", extra={"tool": tool, "code": output.code.value})
-                return unread_plan(spec.plan, arguments, _why(output, self.timeout_s))
+                why = _why(output, self.timeout_s)
+                return unread_plan(spec.plan, arguments, environment, why)
             if isinstance(output, _Unreadable):
-                return unread_plan(spec.plan, arguments, str(output))
+                return unread_plan(spec.plan, arguments, environment, str(output))
             if isinstance(output, BaseException):
                 raise output
-        return written_plan(
-            spec.plan, arguments, dict(zip((r.key for r in reads), outputs, strict=True))
-        )
+        read = dict(zip((r.key for r in reads), outputs, strict=True))
+        return written_plan(spec.plan, arguments, environment, read)
 
     async def _read(
         self,
@@ -93,13 +97,19 @@ class PlanReader:
     ) -> Any:
         spec = self.policy.catalog.get(read.tool)
         environment = self.policy.environments.get(read.env_id)
-        if spec is None or spec.operation is not Operation.READ:
+        if spec is None:
             raise _Unreadable(f"чтение {read.tool} не объявлено")
         if environment is None:
             raise _Unreadable(f"окружение {read.env_id} неизвестно")
-        call = ResolvedToolCall(
-            spec, spec.args_model.model_validate(read.args), environment, Operation.READ
-        )
+        sql = None
+        if spec.sql_argument is not None:  # a SQL tool reads only with a statement that reads
+            statement = str(read.args[spec.sql_argument])
+            dialect = self.policy.sql_dialect or DEFAULT_SQL_DIALECT
+            sql = classify_sql(statement, dialect)
+        if (sql.operation if sql is not None else spec.operation) is not Operation.READ:
+            raise _Unreadable(f"{read.tool} здесь не чтение")
+        args = spec.args_model.model_validate(read.args)
+        call = ResolvedToolCall(spec, args, environment, Operation.READ, sql)
         if not self.policy.roles.check(role, call).allowed:
             raise _Unreadable(f"у вас нет права читать окружение {read.env_id}")
         outcome = await self.upstream.call(call, credentials, request_id, timeout_s=self.timeout_s)

@@ -32,7 +32,8 @@ from sstools_agent.domain.attachment_content import (
     user_turn_text,
     without_attachment_blocks,
 )
-from sstools_agent.domain.change_plans import DEFAULT_PLAN_TIMEOUT_S, ChangePlan
+from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.change_plans import ChangePlan
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -56,7 +57,7 @@ from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import FOLLOW_UP, RoutingDecision, ToolRouter
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
-from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
+from sstools_agent.settings import DEFAULT_PLAN_TIMEOUT_S, DEFAULT_PREFETCH_TIMEOUT_S
 
 STREAM_MODES: Final[list[StreamMode]] = ["messages", "updates", "custom"]
 Durability = Literal["sync", "async", "exit"]
@@ -223,11 +224,20 @@ class ChatAgent:
         )
 
     async def plan(
-        self, tool: str, args: dict[str, Any], context: AgentRunContext
+        self, card: ConfirmationInterrupt, context: AgentRunContext
     ) -> ChangePlan | None:
-        """The plan of a write before its card, read as the user (None: its tool has none)."""
+        """The plan of the write a card asks about, read as the user (None: a read, or a tool
+        that declares no plan)."""
+        if card.decision.get("operation") != Operation.WRITE:
+            return None
+        environment = card.decision.get("environment")
         return await self.plans.read(
-            tool, args, context.role, context.credentials, context.request_id
+            card.tool,
+            card.args,
+            None if environment is None else str(environment),
+            role=context.role,
+            credentials=context.credentials,
+            request_id=context.request_id,
         )
 
     async def route(

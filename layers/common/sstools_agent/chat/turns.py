@@ -21,6 +21,7 @@ from typing import Any, Final, Literal
 import anyio
 
 from sstools_agent.agent.context import AgentRunContext
+from sstools_agent.agent.interrupts import ConfirmationInterrupt
 from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrupted_call_events
 from sstools_agent.chat.attachments import ChatAttachments, CheckedFile
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
@@ -667,7 +668,7 @@ class ChatTurns:
         shown = (confirmation.plan or {}).get("digest")
         if shown is None or confirmation.expired(time.time()):
             return None
-        current = await agent.plan(pending.tool, pending.args, context)
+        current = await agent.plan(pending, context)
         if current is not None and current.digest == shown:
             return None
         return current or ChangePlan("", unread="план изменения больше не объявлен")
@@ -1024,8 +1025,11 @@ class ChatTurns:
         if not isinstance(event, ConfirmRequired):
             return event
         decision = event.decision
-        plan = await agent.plan(str(decision.get("tool", "")), event.tool_input, context)
-        shown = plan.to_payload() if plan is not None else None
+        shown = ConfirmationInterrupt(
+            event.tool_call_id, event.tool or "", event.tool_input, decision
+        )
+        plan = await agent.plan(shown, context)
+        shown_plan = plan.to_payload() if plan is not None else None
         confirmation = Confirmation(
             confirmation_id=uuid.uuid4().hex,
             conversation_id=turn.conversation.conversation_id,
@@ -1036,14 +1040,14 @@ class ChatTurns:
             risk=str(decision.get("risk", "")),
             status=ConfirmationStatus.PENDING,
             expires_at=time.time() + self.confirmation_timeout_s,
-            plan=shown,
+            plan=shown_plan,
         )
         await self.confirmations.create(confirmation)
         await self.workflow.start(confirmation, self.confirmation_timeout_s)
         await self.store.set_pending_confirmation(
             confirmation.conversation_id, confirmation.confirmation_id
         )
-        return event.held_as(confirmation.confirmation_id, confirmation.expires_iso, shown)
+        return event.held_as(confirmation.confirmation_id, confirmation.expires_iso, shown_plan)
 
     async def stream(
         self, turn: PreparedTurn, context: AgentRunContext

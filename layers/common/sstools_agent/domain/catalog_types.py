@@ -188,6 +188,9 @@ class PlanRecipe(StrEnum):
 
     DEPLOY = "deploy"
     """Each dashboard in the source and in the target environment (`search_dashboards`)."""
+    SQL_WRITE = "sql_write"
+    """The statement, formatted, and the rows an UPDATE or DELETE would touch, counted by a
+    `count(*)` derived from its own WHERE (`superset_execute_sql`, as a read)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,16 @@ from datetime import datetime
 from typing import Any, Final
 
 from sstools_agent.domain.catalog_types import DASHBOARD_NOUN, PlanRecipe
+from sstools_agent.domain.sql_classifier import classify_sql
+from sstools_agent.domain.sql_plans import (
+    count_query,
+    counted_rows,
+    rows_band,
+    rows_line,
+    statement_text,
+    touched_tables,
+)
 
-DEFAULT_PLAN_TIMEOUT_S: Final = 5.0
-"""How long the reads of a plan may take (a count on prod must not eat the tool's 30 s)."""
 MAX_PLAN_LINES: Final = 12
 """Lines a card lists; the rest is counted («… и ещё 5 дашбордов»)."""
 
@@ -64,6 +71,8 @@ class ChangePlan:
     """What the plan read of the objects it names (None: the plan could not be read)."""
     unread: str | None = None
     """Why the plan could not be read, in words; None when it was."""
+    statement: str | None = None
+    """For SQL: the statement, formatted, shown as code."""
 
     @property
     def digest(self) -> str | None:
@@ -80,11 +89,13 @@ class ChangePlan:
             "lines": list(self.lines),
             "unread": self.unread,
             "digest": self.digest,
+            "statement": self.statement,
         }
 
 
-def plan_reads(recipe: PlanRecipe, args: Mapping[str, Any]) -> list[PlanRead]:
-    """The reads `recipe` makes for a call with `args` (validated arguments)."""
+def plan_reads(recipe: PlanRecipe, args: Mapping[str, Any], env_id: str | None) -> list[PlanRead]:
+    """The reads `recipe` makes for a call with `args` (validated arguments) in `env_id` (the
+    call's environment)."""
     match recipe:
         case PlanRecipe.DEPLOY:
             ids = list(args["dashboard_ids"])
@@ -93,23 +104,56 @@ def plan_reads(recipe: PlanRecipe, args: Mapping[str, Any]) -> list[PlanRead]:
                 PlanRead("source", "search_dashboards", str(args["source_env_id"]), search),
                 PlanRead("target", "search_dashboards", str(args["target_env_id"]), search),
             ]
+        case PlanRecipe.SQL_WRITE:
+            query = count_query(str(args["sql"]))
+            if query is None or env_id is None:
+                return []
+            count = {"database_id": args["database_id"], "sql": query, "limit": 1}
+            return [PlanRead("count", "superset_execute_sql", env_id, count)]
 
 
 def written_plan(
-    recipe: PlanRecipe, args: Mapping[str, Any], outputs: Mapping[str, Any]
+    recipe: PlanRecipe, args: Mapping[str, Any], env_id: str | None, outputs: Mapping[str, Any]
 ) -> ChangePlan:
     """The plan from what each read returned (`outputs` by `PlanRead.key`)."""
     match recipe:
         case PlanRecipe.DEPLOY:
             return _deploy_plan(args, outputs)
+        case PlanRecipe.SQL_WRITE:
+            return _sql_plan(args, env_id, outputs)
 
 
-def unread_plan(recipe: PlanRecipe, args: Mapping[str, Any], why: str) -> ChangePlan:
-    """The plan of a call whose reads failed: its title, and why nothing more is known."""
+def unread_plan(
+    recipe: PlanRecipe, args: Mapping[str, Any], env_id: str | None, why: str
+) -> ChangePlan:
+    """The plan of a call whose reads failed: what is known without them, and why nothing
+    more is (a SQL card still shows its statement; its count is then unknown)."""
+    unread = f"План изменения прочитать не удалось: {why}."
     match recipe:
         case PlanRecipe.DEPLOY:
-            title = _deploy_title(args, {})
-    return ChangePlan(title, unread=f"План изменения прочитать не удалось: {why}.")
+            return ChangePlan(_deploy_title(args, {}), unread=unread)
+        case PlanRecipe.SQL_WRITE:
+            known = _sql_plan(args, env_id, {})
+            return ChangePlan(known.title, known.lines, None, unread, known.statement)
+
+
+# ---- SQL ------------------------------------------------------------------------------------
+
+
+def _sql_plan(
+    args: Mapping[str, Any], env_id: str | None, outputs: Mapping[str, Any]
+) -> ChangePlan:
+    sql = str(args["sql"])
+    kinds = classify_sql(sql).statement_kinds or ("SQL",)
+    kind = kinds[0] if len(set(kinds)) == 1 else ", ".join(dict.fromkeys(kinds))
+    tables = touched_tables(sql)
+    count = counted_rows(outputs.get("count")) if "count" in outputs else None
+    counted = count_query(sql) is not None
+    where = f" в {env_id}" if env_id else ""
+    statement = statement_text(sql)
+    lines = (rows_line(kind, tables, count, counted),)
+    state = {"statement": statement, "rows": rows_band(count) if count is not None else None}
+    return ChangePlan(f"SQL{where}: {kind}", lines, state, statement=statement)
 
 
 # ---- deploy ---------------------------------------------------------------------------------

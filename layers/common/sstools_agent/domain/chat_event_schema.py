@@ -70,6 +70,8 @@ class ChangePlanPayload(TypedDict):
     """Why the plan could not be read; null when it was."""
     digest: str | None
     """The fingerprint of what the plan read, which the approval is bound to; null when unread."""
+    statement: str | None
+    """For SQL: the statement, formatted (shown as code); null otherwise."""
 
 
 @with_config(_STRICT)

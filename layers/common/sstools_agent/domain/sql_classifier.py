@@ -150,6 +150,18 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
     return [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
 
 
+def parsed_statements(sql: str, dialect: str = DEFAULT_DIALECT) -> list[exp.Expr] | None:
+    """The statements of `sql` under the same bounds as the classifier's; None when it does not
+    parse (or holds something that is not a statement)."""
+    try:
+        statements = _parse(sql, dialect)
+    except (SqlglotError, RecursionError):
+        return None
+    if not statements or not all(isinstance(s, _STATEMENT_ROOTS) for s in statements):
+        return None
+    return statements
+
+
 @dataclass(frozen=True, slots=True)
 class _Verdict:
     """What one statement does: writes by its kind, and/or calls functions off the list."""

@@ -188,6 +188,7 @@ export interface ChangePlanPayload {
   lines: string[];
   unread: string | null;
   digest: string | null;
+  statement: string | null;
 }
 /**
  * How the pending card ended.

@@ -13,6 +13,7 @@ from sstools_agent.domain.catalog_types import (
     OfflineChoice,
     Operation,
     PageReader,
+    PlanRecipe,
     Routing,
     ToolSpec,
 )
@@ -261,6 +262,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         affinity=DATASET,
         sql_argument="sql",
         may_retry=True,
+        plan=PlanRecipe.SQL_WRITE,
         routing=Routing(
             keywords=(
                 *_SUPERSET_EXECUTE_SQL_WORDS,

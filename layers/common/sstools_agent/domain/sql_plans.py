@@ -1,0 +1,108 @@
+"""The plan of a SQL write: the statement, formatted; what it touches; the rows it would affect.
+
+The rows are counted by a read derived from the statement itself: an UPDATE or a DELETE of one
+table with its own WHERE becomes `SELECT count(*) FROM <table> WHERE <the same condition>`, run
+through the read path only if it classifies as a read. Where the statement's shape gives no such
+count (`UPDATE … FROM`, `DELETE … USING`, a CTE, several statements, an INSERT), the count is
+unknown and the card says so. The approval is bound to the statement and to the count in the
+band the card shows («около 1 200 строк»), so a busy table does not make every card stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from sqlglot import exp
+
+from sstools_agent.domain.catalog_types import DEFAULT_SQL_DIALECT, Operation
+from sstools_agent.domain.sql_classifier import classify_sql, parsed_statements
+
+_VERBS: Final = {"DELETE": "удалит", "UPDATE": "изменит"}
+_UNKNOWN_ROWS: Final = "сколько строк затронет — неизвестно"
+
+
+def statement_text(sql: str, dialect: str = DEFAULT_SQL_DIALECT) -> str:
+    """The statement as the card shows it: formatted, one clause a line (as written when it
+    does not parse)."""
+    statements = parsed_statements(sql, dialect)
+    if statements is None:
+        return sql.strip()
+    return ";\n".join(s.sql(dialect=dialect, pretty=True) for s in statements)
+
+
+def touched_tables(sql: str, dialect: str = DEFAULT_SQL_DIALECT) -> list[str]:
+    """The tables the statements name, as written (schema-qualified where they are)."""
+    statements = parsed_statements(sql, dialect) or []
+    names = (
+        ".".join(part for part in (table.db, table.name) if part)
+        for statement in statements
+        for table in statement.find_all(exp.Table)
+    )
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def count_query(sql: str, dialect: str = DEFAULT_SQL_DIALECT) -> str | None:
+    """`SELECT count(*)` of the rows one UPDATE or DELETE would touch, or None where its shape
+    gives none (or the derived query would not be a read)."""
+    statements = parsed_statements(sql, dialect)
+    if statements is None or len(statements) != 1:
+        return None
+    statement = statements[0]
+    if not isinstance(statement, exp.Update | exp.Delete):
+        return None
+    if any(
+        statement.args.get(part) for part in ("from", "from_", "using", "with", "with_", "joins")
+    ):
+        return None
+    table = statement.this
+    if not isinstance(table, exp.Table):
+        return None
+    where = statement.args.get("where")
+    query = exp.select(exp.Count(this=exp.Star())).from_(table.copy())
+    if where is not None:
+        query = query.where(where.this.copy())
+    derived = query.sql(dialect=dialect)
+    return derived if classify_sql(derived, dialect).operation is Operation.READ else None
+
+
+def counted_rows(output: Any) -> int | None:
+    """The count a `count(*)` read answered (the one cell of its one `count` column), or
+    None when the answer is not one."""
+    columns = output.get("columns") if isinstance(output, Mapping) else None
+    if not isinstance(columns, list) or len(columns) != 1:
+        return None
+    if str(columns[0]).lower() not in ("count", "count(*)"):
+        return None
+    rows = output.get("rows")
+    first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], list) else None
+    value = first[0] if first else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def rows_band(count: int) -> str:
+    """The count as the card says it and the approval binds it: exact below 100, else «около»
+    and two significant digits («около 1 200 строк»)."""
+    if count < 100:
+        return f"{count} {_rows_word(count)}"
+    digits = len(str(count)) - 2
+    rounded = round(count, -digits)
+    return f"около {rounded:,}".replace(",", " ") + f" {_rows_word(rounded)}"
+
+
+def _rows_word(count: int) -> str:
+    last_two, last = count % 100, count % 10
+    if last == 1 and last_two != 11:
+        return "строку"
+    if 2 <= last <= 4 and not 12 <= last_two <= 14:
+        return "строки"
+    return "строк"
+
+
+def rows_line(kind: str, tables: list[str], count: int | None, counted: bool) -> str:
+    """«DELETE в mart.employees: удалит 9 строк»; «…: сколько строк затронет — неизвестно»."""
+    where = f" в {', '.join(tables)}" if tables else ""
+    if count is None:
+        why = "" if counted else " (запрос не сводится к подсчёту)"
+        return f"{kind}{where}: {_UNKNOWN_ROWS}{why}"
+    return f"{kind}{where}: {_VERBS.get(kind, 'затронет')} {rows_band(count)}"
