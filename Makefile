@@ -131,3 +131,4 @@ bench: $(STAMP) web/dist/index.html chromium
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_page
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_attachments
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.attachment_first_byte
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.plan_cost

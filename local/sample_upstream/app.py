@@ -358,7 +358,9 @@ def execute_sql(env_id: str, body: SqlBody, who: CallerDep, state: StateDep) -> 
     _tier(state, env_id)
     classification = classify_sql(body.sql)
     tables = state.tables[env_id]
-    if classification.operation is Operation.WRITE:
+    writes = classification.operation is Operation.WRITE
+    state.statements.append({"environment": env_id, "sql": body.sql, "write": writes})
+    if writes:
         _require(who, state, env_id)
         try:
             affected = deleted(body.sql, tables)

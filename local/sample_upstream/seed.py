@@ -206,6 +206,8 @@ class UpstreamState:
     backups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     tables: dict[str, dict[str, set[int]]] = field(default_factory=dict)
     """Each environment's dataset tables (`schema.table`) with their rows' ids."""
+    statements: list[dict[str, Any]] = field(default_factory=list)
+    """Every SQL text run, in order: `environment`, `sql`, `write` (a plan's count is a read)."""
     next_id: int = 1000
 
     def new_id(self) -> int:

@@ -21,6 +21,12 @@ DEPLOYS = ("POST", "/api/dashboards/deploy")
 
 @pytest.fixture
 def chat(stack: AgentStack) -> Iterator[ChatServer]:
+    yield from make_chat(stack)
+
+
+@pytest.fixture
+def impatient_chat(stack: AgentStack) -> Iterator[ChatServer]:
+    """Plan reads wait 1 s (the default's 5 s, on a machine this busy, would be the same)."""
     yield from make_chat(stack, plan_timeout_s=1.0)
 
 
@@ -64,7 +70,10 @@ async def test_a_dashboard_prod_does_not_have_is_planned_as_created(chat: ChatSe
     assert "в prod его ещё нет — будет создан из ss-dev" in line, line
 
 
-async def test_a_plan_read_that_hangs_still_shows_the_card_and_says_why(chat: ChatServer):
+async def test_a_plan_read_that_hangs_still_shows_the_card_and_says_why(
+    impatient_chat: ChatServer,
+):
+    chat = impatient_chat
     chat.stack.upstream.plan.add(
         "GET", "/api/environments/prod/dashboards", Fault(FaultKind.HANG, seconds=5, times=1)
     )

@@ -179,9 +179,6 @@ def _card_id(card: dict[str, Any]) -> dict[str, str]:
     return {"confirmation_id": card["confirmation_id"]}
 
 
-SQL_RUNS = ("POST", "/api/environments/staging/sql/execute")
-
-
 async def test_an_edit_that_makes_sql_destructive_asks_again_on_its_own_card(chat: ChatServer):
     body = {"message": "выполни sql `DELETE FROM energy_readings WHERE id = 1`"}
     status, events, _ = await post_stream(chat, body | {"ui_context": DATASET_15})
@@ -196,7 +193,7 @@ async def test_an_edit_that_makes_sql_destructive_asks_again_on_its_own_card(cha
     assert types(events) == ["confirm_resolved", "confirm_required", "stream_end"]
     assert events[0].data["metadata"]["result"] == "superseded"
     assert events[1].data["metadata"]["decision"]["tone"] == "warning"
-    assert chat.stack.upstream.plan.requests(*SQL_RUNS) == 0
+    assert chat.stack.upstream.sql_writes() == []  # (the card's plan counted rows: a read)
 
 
 async def test_the_edited_call_is_shown_fingerprinted_and_kept_as_it_runs(chat: ChatServer):

@@ -96,6 +96,14 @@ class SampleUpstream:
         self.app.app.state.data = seeded_state()
         self.plan.clear()
 
+    def sql_writes(self, env_id: str | None = None) -> list[str]:
+        """The SQL writes the upstream ran (in `env_id`), beside the reads plans count with."""
+        return [
+            run["sql"]
+            for run in self.state.statements
+            if run["write"] and env_id in (None, run["environment"])
+        ]
+
 
 @contextmanager
 def sample_upstream(settings: Settings) -> Iterator[SampleUpstream]:
