@@ -156,6 +156,22 @@ def test_a_card_prod_changed_under_runs_nothing_and_a_new_card_shows_prod_as_it_
     first.screenshot("card-stale")
 
 
+def test_a_delete_card_shows_the_statement_and_the_rows_it_would_delete(
+    site: PageStack, tabs: Tabs
+):
+    tab = tabs(site, site.token("engineer"))
+    tab.open(objectType="dataset", objectId="15", envId="staging", route="/datasets/15")
+    tab.send("выполни sql `delete from mart.employees where id < 10`")
+    expect(tab.by("confirm-card")).to_be_visible()
+    tab.wait_answered()
+    # Without opening anything: the statement as code, and how many rows it would delete
+    expect(tab.by("confirm-statement")).to_have_text("DELETE FROM mart.employees\nWHERE\n  id < 10")
+    expect(tab.by("confirm-plan")).to_have_text("DELETE в mart.employees: удалит 9 строк")
+    expect(tab.by("confirm-title")).to_have_text("SQL в staging: DELETE")
+    assert site.stack.upstream.sql_writes() == []
+    tab.screenshot("card-delete")
+
+
 def test_the_timer_reaches_zero_and_the_card_says_it_expired(sites, upstream_server, tabs: Tabs):
     upstream_server.reset()
     site = sites("quick_expiry")
