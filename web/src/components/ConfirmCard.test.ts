@@ -1,4 +1,4 @@
-import { fireEvent, render, screen } from "@testing-library/svelte";
+import { cleanup, fireEvent, render, screen } from "@testing-library/svelte";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { GuardrailDecision } from "../lib/events";
 import type { ConfirmItem } from "../ui/chatState.svelte";
@@ -183,6 +183,28 @@ describe("ConfirmCard", () => {
     expect(screen.queryByTestId("confirm-accept")).toBeNull();
     expect(screen.queryByTestId("confirm-countdown")).toBeNull();
   });
+
+  it.each(["confirmed", "denied", "cancelled"] as const)(
+    "does not ask its question again once answered (%s)",
+    (state) => {
+      const prompt =
+        "Изменения в staging-окружении: деплой дашбордов в другое окружение. Подтвердить?";
+      render(ConfirmCard, { props: { item: card({ state, prompt }) } });
+      const el = screen.getByTestId("confirm-card");
+      expect(el.textContent).not.toContain("Подтвердить?");
+      expect(screen.getByTestId("confirm-resolved-prompt").textContent).toBe(
+        "Изменения в staging-окружении: деплой дашбордов в другое окружение.",
+      );
+      const plan = { title: "Деплой дашборда #10: ss-dev → staging", lines: [], unread: null };
+      cleanup();
+      render(ConfirmCard, {
+        props: { item: card({ state, prompt, plan: { ...plan, digest: null, statement: null } }) },
+      });
+      // with a plan, its heading names what was answered; nothing else is said
+      expect(screen.queryByTestId("confirm-resolved-prompt")).toBeNull();
+      expect(screen.getByTestId("confirm-card").textContent).toContain(plan.title);
+    },
+  );
 
   it.each(["confirmed", "superseded", "expired"] as const)(
     "offers no edit on a card that no longer waits (%s)",
