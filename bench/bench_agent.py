@@ -20,7 +20,8 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -212,56 +213,59 @@ def cold_import_s(with_bytecode: bool) -> float:
     return statistics.median(runs)
 
 
-async def main() -> None:
+@contextmanager
+def bench_stack() -> Iterator[AgentStack]:
+    """moto in its own process and the sample upstream, as a bench's stack."""
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(name, "bench")
     with aws_subprocess_stack() as (endpoint, _):
         settings = Settings(aws_endpoint_url=endpoint)
         with sample_upstream(settings) as upstream:
-            stack = AgentStack(
+            yield AgentStack(
                 settings.model_copy(update={"upstream_base_url": upstream.base_url}), upstream
             )
-            print("== AWS calls per turn (offline model, DynamoDB and S3 in moto) ==")
-            for durability in ("exit", "async"):
-                upstream.reset()
-                print(f"-- durability={durability}")
-                for label, calls, written in await measure_turns(stack, durability):
-                    writes = sum(
-                        n for op, n in calls.items() if op.split(".")[1] in WRITE_OPERATIONS
-                    )
-                    detail = ", ".join(f"{op}={n}" for op, n in sorted(calls.items()))
-                    print(f"  {label:34} writes={writes:3}  bytes_written={written:7}  [{detail}]")
-            print(
-                "\n== Per-token cost: raw model, LangGraph stream, ChatAgent (stream + mapping) =="
-            )
-            short, long, repeats = 50, 1050, 5
 
-            async def slope(timer: Callable[[int], Awaitable[float]]) -> float:
-                return (await timer(long) - await timer(short)) / (long - short)
 
-            # Three rounds, each measuring the three side by side: a difference is taken within
-            # a round (between rounds the machine's load moves more than the mapping costs)
-            rounds = []
-            for _ in range(3):
-                raw = await slope(lambda n: time_raw(n, repeats))
-                graph = await slope(lambda n: time_graph(stack, n, repeats))
-                mapped = await slope(lambda n: time_agent(stack, n, repeats))
-                rounds.append((raw, graph, mapped))
+async def main() -> None:
+    with bench_stack() as stack:
+        upstream = stack.upstream
+        print("== AWS calls per turn (offline model, DynamoDB and S3 in moto) ==")
+        for durability in ("exit", "async"):
+            upstream.reset()
+            print(f"-- durability={durability}")
+            for label, calls, written in await measure_turns(stack, durability):
+                writes = sum(n for op, n in calls.items() if op.split(".")[1] in WRITE_OPERATIONS)
+                detail = ", ".join(f"{op}={n}" for op, n in sorted(calls.items()))
+                print(f"  {label:34} writes={writes:3}  bytes_written={written:7}  [{detail}]")
+        print("\n== Per-token cost: raw model, LangGraph stream, ChatAgent (stream + mapping) ==")
+        short, long, repeats = 50, 1050, 5
 
-            def row(values: list[float], scale: float = 1e6) -> str:
-                scaled = [v * scale for v in values]
-                median = statistics.median(scaled)
-                return f"{median:8.1f} ({min(scaled):.1f} to {max(scaled):.1f})"
+        async def slope(timer: Callable[[int], Awaitable[float]]) -> float:
+            return (await timer(long) - await timer(short)) / (long - short)
 
-            raws, graphs, maps = (list(column) for column in zip(*rounds, strict=True))
-            print("  µs per token, median (range) of 3 rounds")
-            print(f"  raw model (_astream, no callbacks): {row(raws)}")
-            print(f"  LangGraph stream, no mapping      : {row(graphs)}")
-            print(f"  ChatAgent events (mapped)         : {row(maps)}")
-            mapping = [m - g for _, g, m in rounds]
-            print(f"  event mapping alone               : {row(mapping)}")
-            ratio = [m / r for r, _, m in rounds]
-            print(f"  ratio ChatAgent / raw             : {row(ratio, 1)}")
+        # Three rounds, each measuring the three side by side: a difference is taken within
+        # a round (between rounds the machine's load moves more than the mapping costs)
+        rounds = []
+        for _ in range(3):
+            raw = await slope(lambda n: time_raw(n, repeats))
+            graph = await slope(lambda n: time_graph(stack, n, repeats))
+            mapped = await slope(lambda n: time_agent(stack, n, repeats))
+            rounds.append((raw, graph, mapped))
+
+        def row(values: list[float], scale: float = 1e6) -> str:
+            scaled = [v * scale for v in values]
+            median = statistics.median(scaled)
+            return f"{median:8.1f} ({min(scaled):.1f} to {max(scaled):.1f})"
+
+        raws, graphs, maps = (list(column) for column in zip(*rounds, strict=True))
+        print("  µs per token, median (range) of 3 rounds")
+        print(f"  raw model (_astream, no callbacks): {row(raws)}")
+        print(f"  LangGraph stream, no mapping      : {row(graphs)}")
+        print(f"  ChatAgent events (mapped)         : {row(maps)}")
+        mapping = [m - g for _, g, m in rounds]
+        print(f"  event mapping alone               : {row(mapping)}")
+        ratio = [m / r for r, _, m in rounds]
+        print(f"  ratio ChatAgent / raw             : {row(ratio, 1)}")
     print("\n== Cold import of sstools_agent.agent.runtime (median of 3 fresh interpreters) ==")
     print(f"  without bytecode  : {cold_import_s(False):6.2f} s")
     print(f"  with bytecode     : {cold_import_s(True):6.2f} s")

@@ -25,7 +25,7 @@ from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.chat.turns import ChatTurns, PreparedTurn
 from sstools_agent.domain.attachments import AttachmentLimits
 from sstools_agent.domain.audit import AuditKind
-from sstools_agent.domain.chat_events import ChatEvent, EventType, StreamEnd, StreamToken
+from sstools_agent.domain.chat_events import ChatEvent, EventType, StreamEnd, StreamToken, Text
 from sstools_agent.domain.confirmations import (
     ConfirmationDecided,
     ConfirmationForbidden,
@@ -335,3 +335,23 @@ async def test_a_reconnect_replays_what_the_client_missed(chat: Chat):
     replayed = [pair async for pair in chat.turns.follow(resume, limit_s=1)]
     assert [sse_id for sse_id, _ in replayed] == [sse_id for sse_id, _ in streamed[2:]]
     assert [e.to_wire() for _, e in replayed] == [e.to_wire() for _, e in streamed[2:]]
+
+
+async def test_a_reconnect_after_a_stale_confirm_whose_new_card_was_never_held_says_so(
+    chat: Chat,
+):
+    # Given a card decided stale (the world changed) whose run stopped before its new card
+    events = await chat.turn("egor", DEPLOY)
+    confirmation_id = card(events)["confirmation_id"]
+    conversation_id = ended(events)["conversation_id"]
+    await chat.confirmations.decide(confirmation_id, "egor", ConfirmationStatus.STALE)
+    # When the page reconnects
+    resume = await chat.prepare(
+        "egor", None, conversation_id=conversation_id, action="resume", resume_after=999
+    )
+    said = [e for _, e in [pair async for pair in chat.turns.follow(resume, limit_s=1)]]
+    # Then it is told why nothing ran, not that a new message cancelled it
+    told = " ".join(e.text for e in said if isinstance(e, Text))
+    assert "карточка устарела" in told, told
+    assert "новым сообщением" not in told
+    assert chat.runner.calls.count("deploy_dashboard") == 0

@@ -1235,6 +1235,9 @@ class ChatTurns:
                     edited = confirmation.edited_args
                     said.append(Text(unshown_card_text(pending.tool, pending.args, edited)))
                 else:
-                    result = REJECTED_AS[confirmation.status]
+                    # A stale card's run stopped before its new card was held: it says so
+                    # (not «отменено новым сообщением», which no message did)
+                    stale = confirmation.status is ConfirmationStatus.STALE
+                    result = ConfirmationResult.STALE if stale else REJECTED_AS[confirmation.status]
                     said.append(Text(cancellation_text(pending.tool, result, pending.args)))
         return said

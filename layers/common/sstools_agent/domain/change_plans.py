@@ -19,15 +19,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from sstools_agent.domain.catalog_types import DASHBOARD_NOUN, PlanRecipe
-from sstools_agent.domain.sql_classifier import classify_sql
-from sstools_agent.domain.sql_plans import (
-    count_query,
-    counted_rows,
-    rows_band,
-    rows_line,
-    statement_text,
-    touched_tables,
-)
+from sstools_agent.domain.sql_plans import counted_rows, rows_band, rows_line, sql_shape
 
 MAX_PLAN_LINES: Final = 12
 """Lines a card lists; the rest is counted («… и ещё 5 дашбордов»)."""
@@ -105,7 +97,7 @@ def plan_reads(recipe: PlanRecipe, args: Mapping[str, Any], env_id: str | None) 
                 PlanRead("target", "search_dashboards", str(args["target_env_id"]), search),
             ]
         case PlanRecipe.SQL_WRITE:
-            query = count_query(str(args["sql"]))
+            query = sql_shape(str(args["sql"])).count_query
             if query is None or env_id is None:
                 return []
             count = {"database_id": args["database_id"], "sql": query, "limit": 1}
@@ -143,17 +135,12 @@ def unread_plan(
 def _sql_plan(
     args: Mapping[str, Any], env_id: str | None, outputs: Mapping[str, Any]
 ) -> ChangePlan:
-    sql = str(args["sql"])
-    kinds = classify_sql(sql).statement_kinds or ("SQL",)
-    kind = kinds[0] if len(set(kinds)) == 1 else ", ".join(dict.fromkeys(kinds))
-    tables = touched_tables(sql)
+    shape = sql_shape(str(args["sql"]))
     count = counted_rows(outputs.get("count")) if "count" in outputs else None
-    counted = count_query(sql) is not None
     where = f" в {env_id}" if env_id else ""
-    statement = statement_text(sql)
-    lines = (rows_line(kind, tables, count, counted),)
-    state = {"statement": statement, "rows": rows_band(count) if count is not None else None}
-    return ChangePlan(f"SQL{where}: {kind}", lines, state, statement=statement)
+    lines = (rows_line(shape.kind, shape.tables, count, shape.count_query is not None),)
+    state = {"statement": shape.statement, "rows": rows_band(count) if count is not None else None}
+    return ChangePlan(f"SQL{where}: {shape.kind}", lines, state, statement=shape.statement)
 
 
 # ---- deploy ---------------------------------------------------------------------------------

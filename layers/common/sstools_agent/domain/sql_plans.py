@@ -10,7 +10,9 @@ band the card shows («около 1 200 строк»), so a busy table does not 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from sqlglot import exp
@@ -22,31 +24,44 @@ _VERBS: Final = {"DELETE": "удалит", "UPDATE": "изменит"}
 _UNKNOWN_ROWS: Final = "сколько строк затронет — неизвестно"
 
 
-def statement_text(sql: str, dialect: str = DEFAULT_SQL_DIALECT) -> str:
-    """The statement as the card shows it: formatted, one clause a line (as written when it
-    does not parse)."""
+@dataclass(frozen=True, slots=True)
+class SqlShape:
+    """What a plan says of a SQL text, read from one parse."""
+
+    kind: str
+    """The statements' kind(s): «DELETE», «UPDATE, DELETE»; «SQL» when it does not parse."""
+    statement: str
+    """Formatted, one clause a line (as written when it does not parse)."""
+    tables: tuple[str, ...]
+    """The tables it names, as written (schema-qualified where they are)."""
+    count_query: str | None
+    """`SELECT count(*)` of the rows one UPDATE or DELETE would touch; None where its shape
+    gives none (or the derived query would not be a read)."""
+
+
+@functools.lru_cache(maxsize=64)
+def sql_shape(sql: str, dialect: str = DEFAULT_SQL_DIALECT) -> SqlShape:
+    """The shape of `sql` (cached: the card's plan and its reads ask of the same text)."""
+    kinds = classify_sql(sql, dialect).statement_kinds or ("SQL",)
+    kind = ", ".join(dict.fromkeys(kinds))
     statements = parsed_statements(sql, dialect)
     if statements is None:
-        return sql.strip()
-    return ";\n".join(s.sql(dialect=dialect, pretty=True) for s in statements)
-
-
-def touched_tables(sql: str, dialect: str = DEFAULT_SQL_DIALECT) -> list[str]:
-    """The tables the statements name, as written (schema-qualified where they are)."""
-    statements = parsed_statements(sql, dialect) or []
+        return SqlShape(kind, sql.strip(), (), None)
     names = (
         ".".join(part for part in (table.db, table.name) if part)
         for statement in statements
         for table in statement.find_all(exp.Table)
     )
-    return list(dict.fromkeys(name for name in names if name))
+    return SqlShape(
+        kind,
+        ";\n".join(s.sql(dialect=dialect, pretty=True) for s in statements),
+        tuple(dict.fromkeys(name for name in names if name)),
+        _count_query(statements, dialect),
+    )
 
 
-def count_query(sql: str, dialect: str = DEFAULT_SQL_DIALECT) -> str | None:
-    """`SELECT count(*)` of the rows one UPDATE or DELETE would touch, or None where its shape
-    gives none (or the derived query would not be a read)."""
-    statements = parsed_statements(sql, dialect)
-    if statements is None or len(statements) != 1:
+def _count_query(statements: list[exp.Expr], dialect: str) -> str | None:
+    if len(statements) != 1:
         return None
     statement = statements[0]
     if not isinstance(statement, exp.Update | exp.Delete):
@@ -99,7 +114,7 @@ def _rows_word(count: int) -> str:
     return "строк"
 
 
-def rows_line(kind: str, tables: list[str], count: int | None, counted: bool) -> str:
+def rows_line(kind: str, tables: tuple[str, ...], count: int | None, counted: bool) -> str:
     """«DELETE в mart.employees: удалит 9 строк»; «…: сколько строк затронет — неизвестно»."""
     where = f" в {', '.join(tables)}" if tables else ""
     if count is None:
