@@ -318,6 +318,8 @@ def test_an_edit_that_keeps_the_cards_risk_runs_once_with_the_edited_input(
     expect(tab.by("error-card")).to_have_count(0)
     assert site.deploys() == 1
     assert deploys_of(site) == [[11]]
+    # The card's plan was of dashboard 10: its heading does not claim what ran
+    expect(tab.by("confirm-title")).to_have_text("Подтверждено с вашими правками")
     tab.screenshot("edit-confirmed")
     # and so it reads after a reload, from the history
     tab.page.reload()

@@ -206,6 +206,21 @@ describe("ConfirmCard", () => {
     },
   );
 
+  it("does not name the plan's object on a card confirmed with edits (another one ran)", () => {
+    const plan = { title: "Деплой дашборда #10: ss-dev → staging", lines: [], unread: null };
+    render(ConfirmCard, {
+      props: {
+        item: card({
+          state: "confirmed",
+          ranEdited: true,
+          plan: { ...plan, digest: "d", statement: null },
+        }),
+      },
+    });
+    expect(screen.getByTestId("confirm-title").textContent).toBe("Подтверждено с вашими правками");
+    expect(screen.getByTestId("confirm-card").textContent).not.toContain("#10");
+  });
+
   it.each(["confirmed", "superseded", "expired"] as const)(
     "offers no edit on a card that no longer waits (%s)",
     (state) => {

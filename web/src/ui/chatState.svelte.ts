@@ -65,6 +65,8 @@ export interface ConfirmItem {
   state: ConfirmState;
   /** A decision was sent (buttons disabled until the answer). */
   sending: boolean;
+  /** Confirmed with the user's edits: what ran is not the call (nor the plan) the card showed. */
+  ranEdited?: boolean;
 }
 export interface PermissionItem {
   kind: "permission";
@@ -212,6 +214,7 @@ export class ChatState {
         // A call confirmed with edits starts again with the edited input: the same call, so the
         // same card, which shows what runs.
         known.input = m.input;
+        this.markEdited(known);
         if (known.state === "waiting" || known.state === "not_run") known.state = "running";
         return known;
       }
@@ -435,7 +438,19 @@ export class ChatState {
       item.state = expired ? "expired" : "cancelled";
     }
     for (const item of this.items) if (item.kind === "confirm") this.settleCallOf(item);
+    for (const item of this.items) if (item.kind === "tool") this.markEdited(item);
     this.openText = null;
+  }
+
+  /** The confirmed card of `call`, marked when the call ran with other input than it showed. */
+  private markEdited(call: ToolItem): void {
+    const card = this.items.find(
+      (item): item is ConfirmItem =>
+        item.kind === "confirm" &&
+        item.state === "confirmed" &&
+        item.toolCallId === call.toolCallId,
+    );
+    if (card && JSON.stringify(card.input) !== JSON.stringify(call.input)) card.ranEdited = true;
   }
 }
 

@@ -187,6 +187,9 @@ describe("ChatState: a card confirmed with edits", () => {
     expect(tools).toHaveLength(1);
     expect(again).toBe(tools[0]);
     expect(tools[0].kind === "tool" && [tools[0].state, tools[0].input]).toEqual(["done", edited]);
+    // its card no longer claims the plan it showed (of dashboard 10): it ran with the edits
+    const [answered] = chat.items.filter((i) => i.kind === "confirm");
+    expect(answered.kind === "confirm" && answered.ranEdited).toBe(true);
   });
 
   it("closes a superseded card as nothing run and waits on the edited call's new card", () => {
