@@ -294,6 +294,8 @@ def commit(
     sha = f"{(hash(body.message) + state.new_id()) % 16**7:07x}"
     found["git"] = {**found["git"], "status": "clean", "last_commit": sha}
     found["last_change"] = {"at": _now(), "by": who.user}
+    made = {"environment": env_id, "dashboard_id": dashboard_id, "message": body.message}
+    state.commits.append(made)
     return {"dashboard_id": dashboard_id, "commit": sha, "message": body.message}
 
 

@@ -208,6 +208,8 @@ class UpstreamState:
     """Each environment's dataset tables (`schema.table`) with their rows' ids."""
     statements: list[dict[str, Any]] = field(default_factory=list)
     """Every SQL text run, in order: `environment`, `sql`, `write` (a plan's count is a read)."""
+    commits: list[dict[str, Any]] = field(default_factory=list)
+    """Each commit made, with its message (tests read what a commit was sent with)."""
     next_id: int = 1000
 
     def new_id(self) -> int:

@@ -197,10 +197,11 @@ def approve(interrupt_id: str, **payload: Any) -> list[dict[str, Any]]:
     ]
 
 
-async def asked(chat: ChatServer, role: str = "engineer") -> tuple[str, Any]:
-    """A thread whose run ended on a deploy's interrupt, and that interrupt."""
+async def asked(chat: ChatServer, role: str = "engineer", message: str = DEPLOY) -> tuple[str, Any]:
+    """A thread whose run ended on an interrupt (a deploy's unless `message` asks for another
+    write), and that interrupt."""
     thread = new_thread()
-    run = await a_run(chat, thread, message=DEPLOY, role=role)
+    run = await a_run(chat, thread, message=message, role=role)
     outcome = run.finished.outcome
     assert outcome is not None
     assert outcome.type == "interrupt", outcome
@@ -359,16 +360,35 @@ async def test_a_resume_that_does_not_answer_the_open_interrupt_is_a_run_error(
     assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
 
 
-async def test_approve_with_edits_of_the_same_risk_runs_the_edited_call(chat: ChatServer):
-    thread, interrupt = await asked(chat)
-    edited = {**interrupt.metadata["input"], "dashboard_ids": [11]}
+async def test_approve_with_edits_the_card_covers_runs_the_edited_call(chat: ChatServer):
+    # Given a commit's interrupt; its plan is about dashboard 10
+    thread, interrupt = await asked(chat, message="закоммить изменения дашборда")
+    assert interrupt.metadata["plan"]["title"].startswith("Коммит дашборда #10")
+    # When it is approved with another message
+    edited = {**interrupt.metadata["input"], "message": "исправлены цвета"}
     run = await a_run(chat, thread, resume=approve(interrupt.id, editedArgs=edited))
+    # Then the edited call runs, once
     assert run.custom("ss-tools.confirm_resolved") == [{"result": "confirmed"}]
     (said,) = run.custom("ss-tools.call_edited")
     assert (said["toolCallId"], said["args"]) == (interrupt.tool_call_id, edited)
     assert run.finished.outcome is not None
     assert run.finished.outcome.type == "success"
-    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
+    assert [c["message"] for c in chat.stack.upstream.state.commits] == ["исправлены цвета"]
+
+
+async def test_an_edit_to_another_dashboard_ends_the_run_with_its_own_interrupt(
+    chat: ChatServer,
+):
+    thread, interrupt = await asked(chat)
+    edited = {**interrupt.metadata["input"], "dashboard_ids": [11]}
+    run = await a_run(chat, thread, resume=approve(interrupt.id, editedArgs=edited))
+    assert run.custom("ss-tools.confirm_resolved") == [{"result": "superseded"}]
+    outcome = run.finished.outcome
+    assert outcome is not None
+    assert outcome.type == "interrupt"
+    (again,) = outcome.interrupts
+    assert (again.metadata or {})["plan"]["title"].startswith("Деплой дашборда #11")
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
 
 
 async def test_an_edit_to_prod_ends_the_run_with_a_new_interrupt(chat: ChatServer):

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from local.fault_injection import Fault, FaultKind
+from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.tool_catalog import CATALOG
 from tests.integration.test_chat_function import ChatServer, post_stream
 from tests.integration.test_confirmations import make_chat
 from tests.support.agent_stack import AgentStack
@@ -202,3 +204,90 @@ async def test_a_statement_the_upstream_cannot_count_still_gets_its_card(chat: C
     assert plan["statement"].startswith("DELETE FROM mart.employees")
     assert plan["unread"] == "План изменения прочитать не удалось: ss-tools ответил ошибкой 400."
     assert card["decision"]["requires_confirmation"]
+
+
+# Every write of the catalog, called as a user would, against the sample upstream as it is
+# seeded: (tool, arguments, environment, what its plan says in words).
+EVERY_WRITE = [
+    (
+        "deploy_dashboard",
+        {"dashboard_ids": [10], "source_env_id": "ss-dev", "target_env_id": "prod"},
+        "prod",
+        "#10 «Отчёт по энергопотреблению»: версия 1 в prod",
+    ),
+    (
+        "superset_execute_sql",
+        {"database_id": 1, "sql": "DELETE FROM mart.employees WHERE id < 10"},
+        "staging",
+        "DELETE в mart.employees: удалит 9 строк",
+    ),
+    (
+        "execute_migration",
+        {"migration_id": 3, "target_env_id": "staging"},
+        "staging",
+        "будут заменены в staging: дашборды 6, 7, 10",
+    ),
+    (
+        "commit_changes",
+        {"dashboard_id": 42, "message": "исправлены цвета"},
+        "ss-dev",
+        "незакоммиченные изменения",
+    ),
+    (
+        "create_branch",
+        {"dashboard_id": 10, "branch_name": "feature/kpi"},
+        "ss-dev",
+        "ветки сейчас: main; новая ветка будет создана от main",
+    ),
+    (
+        "run_llm_documentation",
+        {"dashboard_id": 10},
+        "ss-dev",
+        "описания сейчас нет — будет добавлено текстом, который напишет LLM",
+    ),
+    (
+        "superset_create_dataset",
+        {"database_id": 1, "schema_name": "mart", "table_name": "employees"},
+        "staging",
+        "на таблице mart.employees уже есть датасет #15 — будет создан ещё один",
+    ),
+    ("run_backup", {"note": "перед релизом"}, "prod", "с пометкой «перед релизом»"),
+    (
+        "start_maintenance",
+        {"reason": "обновление Superset", "duration_minutes": 30},
+        "staging",
+        "сейчас обслуживания нет",
+    ),
+    (
+        "end_maintenance",
+        {"event_id": 507},
+        "staging",
+        "обслуживание #507 «обновление Superset до 4.1» уже завершено (20 ноября 23:00 UTC)",
+    ),
+]
+
+
+def test_every_write_of_the_catalog_is_planned_here():
+    writes = [spec for spec in CATALOG if spec.operation is Operation.WRITE]
+    assert {spec.name for spec in writes} == {tool for tool, *_ in EVERY_WRITE}
+    assert all(spec.plan is not None for spec in writes)
+
+
+@pytest.mark.parametrize(("tool", "args", "env_id", "said"), EVERY_WRITE, ids=lambda v: v)
+async def test_each_write_reads_its_plan_from_the_upstream_in_words(
+    stack: AgentStack, tool: str, args: dict[str, Any], env_id: str, said: str
+):
+    # Given an admin, and the upstream as seeded
+    context = stack.context("admin", None)
+    # When the plan of the write is read, as before its card
+    plan = await stack.agent().plans.read(
+        tool, args, env_id, role=context.role, credentials=context.credentials
+    )
+    # Then it was read, says what is there now and what the call will do, in words
+    assert plan is not None
+    assert plan.unread is None, plan.unread
+    text = " ".join((plan.title, *plan.lines))
+    assert said in text, text
+    assert tool not in text
+    # And it binds the approval to what it read
+    assert plan.digest is not None

@@ -27,14 +27,18 @@ from tests.support.seed import DASHBOARD_10, DATASET_15
 pytestmark = pytest.mark.anyio
 DEPLOY = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
 DEPLOYS = ("POST", "/api/dashboards/deploy")
-DEPLOY_FAILED = (
+COMMIT = {"message": "закоммить изменения дашборда", "ui_context": DASHBOARD_10}
+COMMITS = ("POST", "/api/environments/ss-dev/dashboards/10/git/commits")
+COMMIT_FAILED = (
     "TOOL_FAILURE: upstream answered 500: injected fault 500; "
     "operation status unknown — check status"
 )
 
 
-async def ask(chat: ChatServer, role: str) -> tuple[str, dict[str, Any]]:
-    status, events, _ = await post_stream(chat, DEPLOY, role=role)
+async def ask(
+    chat: ChatServer, role: str, body: dict[str, Any] = DEPLOY
+) -> tuple[str, dict[str, Any]]:
+    status, events, _ = await post_stream(chat, body, role=role)
     assert status == 200
     card = next(e for e in events if e.type == "confirm_required").data["metadata"]
     return events[-1].data["metadata"]["conversation_id"], card
@@ -49,6 +53,11 @@ async def refused(
     return status, error["code"]
 
 
+def committed(chat: ChatServer) -> list[str]:
+    """The message of each commit the upstream made."""
+    return [commit["message"] for commit in chat.stack.upstream.state.commits]
+
+
 def deployed(chat: ChatServer) -> list[list[int]]:
     """The dashboards of each deploy the upstream made, as its task log has them (its seeded
     tasks carry no dashboards)."""
@@ -56,17 +65,20 @@ def deployed(chat: ChatServer) -> list[list[int]]:
     return [task["result"]["deployed"] for task in tasks if isinstance(task["result"], dict)]
 
 
-async def test_an_edit_of_the_same_risk_runs_once_with_the_edited_arguments(chat: ChatServer):
-    conversation, card = await ask(chat, "engineer")
-    edited = {**card["input"], "dashboard_ids": [11]}
+async def test_an_edit_the_card_covers_runs_once_with_the_edited_arguments(chat: ChatServer):
+    # Given a card for committing dashboard 10's changes
+    conversation, card = await ask(chat, "engineer", COMMIT)
+    assert card["plan"]["title"].startswith("Коммит дашборда #10")
+    # When the user confirms it with another message (what the plan is about is unchanged)
+    edited = {**card["input"], "message": "исправлены цвета"}
     status, events, error = await post_stream(chat, edit(conversation, card, edited))
+    # Then the card's approval covers it: it runs once, with the edited message
     assert (status, error) == (200, None)
     assert events[0].data["metadata"] == {"type": "confirm_resolved", "result": "confirmed"}
     start = next(e for e in events if e.type == "tool_start").data["metadata"]
     assert (start["input"], start["tool_call_id"]) == (edited, card["tool_call_id"])
     assert any(e.type == "tool_end" for e in events)
-    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
-    assert deployed(chat) == [[11]]
+    assert committed(chat) == ["исправлены цвета"]
     # The history keeps what ran, not what the model proposed
     messages = await chat.store.messages(conversation)
     assert messages[-1].tool_calls[-1]["input"] == edited
@@ -80,7 +92,32 @@ async def test_an_edit_of_the_same_risk_runs_once_with_the_edited_arguments(chat
     assert called[-1].detail["edited_fingerprint"] == decided[0].detail["edited_fingerprint"]
     # The card is spent: the same edit again runs nothing
     assert await refused(chat, edit(conversation, card, edited)) == (409, "ALREADY_DECIDED")
-    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
+    assert committed(chat) == ["исправлены цвета"]
+
+
+async def test_an_edit_to_another_dashboard_asks_again_with_that_dashboards_plan(
+    chat: ChatServer,
+):
+    # Given a card for deploying dashboard 10 to staging, its plan about dashboard 10
+    conversation, card = await ask(chat, "engineer")
+    assert card["plan"]["title"].startswith("Деплой дашборда #10")
+    # When the user confirms it edited to dashboard 11 (the same weight: one dashboard, staging)
+    edited = {**card["input"], "dashboard_ids": [11]}
+    status, events, _ = await post_stream(chat, edit(conversation, card, edited))
+    # Then nothing runs: the card is superseded by one whose plan names dashboard 11
+    assert status == 200
+    assert types(events) == ["confirm_resolved", "confirm_required", "stream_end"]
+    assert events[0].data["metadata"]["result"] == "superseded"
+    new = events[1].data["metadata"]
+    assert new["input"] == edited
+    assert new["plan"]["title"].startswith("Деплой дашборда #11")
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
+    # And confirming the new card deploys dashboard 11, once
+    confirm = {"action": "confirm", "conversation_id": conversation, **_card_id(new)}
+    status, events, _ = await post_stream(chat, confirm)
+    assert status == 200
+    assert events[0].data["metadata"]["result"] == "confirmed"
+    assert deployed(chat) == [[11]]
 
 
 async def test_a_prod_target_from_a_staging_card_asks_again_on_a_destructive_card(
@@ -197,15 +234,16 @@ async def test_an_edit_that_makes_sql_destructive_asks_again_on_its_own_card(cha
 
 
 async def test_the_edited_call_is_shown_fingerprinted_and_kept_as_it_runs(chat: ChatServer):
-    conversation, card = await ask(chat, "engineer")
-    edited = {**card["input"], "dashboard_ids": ["11"]}  # the tool takes it, as the number 11
+    conversation, card = await ask(chat, "engineer", COMMIT)
+    edited = {"dashboard_id": "10", "message": "fix"}  # the tool takes the id as the number 10
     status, events, _ = await post_stream(chat, edit(conversation, card, edited))
     assert status == 200
+    assert events[0].data["metadata"]["result"] == "confirmed"
     start = next(e for e in events if e.type == "tool_start").data["metadata"]
-    assert start["input"]["dashboard_ids"] == [11]
-    assert deployed(chat) == [[11]]
+    assert start["input"] == {"dashboard_id": 10, "message": "fix"}
+    assert committed(chat) == ["fix"]
     messages = await chat.store.messages(conversation)
-    assert messages[-1].tool_calls[-1]["input"]["dashboard_ids"] == [11]
+    assert messages[-1].tool_calls[-1]["input"] == {"dashboard_id": 10, "message": "fix"}
 
 
 async def test_a_superseding_edit_whose_stream_is_dropped_at_once_still_says_nothing_ran(
@@ -251,49 +289,51 @@ async def send_and_hang_up(chat: ChatServer, body: dict[str, Any], role: str) ->
         await asyncio.sleep(0.05)
 
 
-# What the user reads of the edited deploy (dashboard 11 to staging) whose answer never came:
-# the call in the card's words, never the model's note, an identifier or JSON.
+# What the user reads of the edited commit (dashboard 10, another message) whose answer never
+# came: the call in the card's words, never the model's note, an identifier or JSON.
 UNKNOWN_OF_THE_EDIT = (
-    "Статус операции неизвестен — проверьте статус: «деплой дашбордов в другое окружение» "
-    "(дашборд 11, окружение staging, с вашими правками) был отправлен в ss-tools, но ответ не "
+    "Статус операции неизвестен — проверьте статус: «коммит изменений дашборда в git» "
+    "(дашборд 10, с вашими правками) был отправлен в ss-tools, но ответ не "
     "получен (operation status unknown — check status)."
 )
+EDITED_MESSAGE = {"dashboard_id": 10, "message": "исправлены цвета"}
 
 
 async def test_an_edited_call_that_fails_tells_the_user_only_what_a_failure_says(
     chat: ChatServer,
 ):
-    # Given a card for dashboard 10 and an upstream that fails the next deploy
-    conversation, card = await ask(chat, "engineer")
-    chat.stack.upstream.plan.add(*DEPLOYS, Fault(FaultKind.STATUS, status=500))
-    # When the user confirms it edited to dashboard 11
-    edited = {**card["input"], "dashboard_ids": [11]}
+    # Given a commit card for dashboard 10 and an upstream that fails the next commit
+    conversation, card = await ask(chat, "engineer", COMMIT)
+    chat.stack.upstream.plan.add(*COMMITS, Fault(FaultKind.STATUS, status=500))
+    # When the user confirms it with another message
+    edited = EDITED_MESSAGE
     status, events, _ = await post_stream(chat, edit(conversation, card, edited))
     assert status == 200
     # Then the card and the history say what a failed deploy says, and nothing meant for the model
     [failed] = [e.data["metadata"] for e in events if e.type == "tool_error"]
-    assert (failed["code"], failed["error"]) == ("TOOL_FAILURE", DEPLOY_FAILED)
+    assert (failed["code"], failed["error"]) == ("TOOL_FAILURE", COMMIT_FAILED)
     messages = await chat.store.messages(conversation)
     [kept] = [c for c in messages[-1].tool_calls if c["tool_call_id"] == card["tool_call_id"]]
-    assert (kept["input"], kept["error"]) == (edited, DEPLOY_FAILED)
-    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
+    assert (kept["input"], kept["error"]) == (edited, COMMIT_FAILED)
+    assert chat.stack.upstream.plan.requests(*COMMITS) == 1
 
 
 async def test_an_edited_call_whose_function_was_killed_in_flight_is_told_as_what_ran(
     chat: ChatServer,
 ):
-    # Given a card for dashboard 10, edited to 11, sent to a chat function whose deploy hangs
-    conversation, card = await ask(chat, "engineer")
+    # Given a commit card for dashboard 10, its message edited, sent to a chat function whose
+    # commit hangs
+    conversation, card = await ask(chat, "engineer", COMMIT)
     await wait_for(lambda: "task_token" in confirmation_item(chat, card["confirmation_id"]))
-    edited = {**card["input"], "dashboard_ids": [11]}
-    chat.stack.upstream.plan.add(*DEPLOYS, Fault(FaultKind.HANG))
+    edited = EDITED_MESSAGE
+    chat.stack.upstream.plan.add(*COMMITS, Fault(FaultKind.HANG))
     with chat_process(chat.stack.settings, tool_timeout_s=PATIENT_TOOL_TIMEOUT_S) as function:
         # When the function is killed while the edited deploy is in flight
         async with in_flight(
             function.url,
             edit(conversation, card, edited),
             chat.headers(),
-            lambda: chat.stack.upstream.plan.requests(*DEPLOYS) == 1,
+            lambda: chat.stack.upstream.plan.requests(*COMMITS) == 1,
             timeout_s=60,
         ):
             function.kill()
@@ -316,7 +356,7 @@ async def test_an_edited_call_whose_function_was_killed_in_flight_is_told_as_wha
         {"message": "ну что там?", "conversation_id": conversation, "ui_context": DASHBOARD_10},
     )
     assert status == 200
-    # Then the call's card shows the edited input, and its status unknown, naming dashboard 11
+    # Then the call's card shows the edited input, and its status unknown
     about = [
         e.data for e in events if e.data["metadata"].get("tool_call_id") == card["tool_call_id"]
     ]
@@ -335,4 +375,4 @@ async def test_an_edited_call_whose_function_was_killed_in_flight_is_told_as_wha
     assert record.detail["edited_fingerprint"] == item["edited_fingerprint"]
     assert record.detail["edited_args_hash"] == args_hash(edited)
     assert record.detail["edited_by"] == "user.engineer"
-    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 1
+    assert chat.stack.upstream.plan.requests(*COMMITS) == 1

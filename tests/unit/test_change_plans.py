@@ -195,3 +195,81 @@ def test_a_sql_plan_whose_count_failed_still_shows_the_statement():
     assert plan.statement == "DELETE FROM t\nWHERE\n  id = 1"
     assert plan.unread == "План изменения прочитать не удалось: ss-tools ответил ошибкой 500."
     assert plan.digest is None
+
+
+def test_a_commit_of_a_clean_dashboard_says_it_may_be_empty():
+    args = {"dashboard_id": 10, "message": "fix"}
+    clean = dashboard(10, git={"status": "clean", "branch": "main", "last_commit": "abc1234"})
+    plan = written_plan(PlanRecipe.COMMIT, args, "ss-dev", {"dashboard": found(clean)})
+    assert plan.lines == (
+        "незакоммиченных изменений нет (последний коммит abc1234): коммит с сообщением «fix» "
+        "может оказаться пустым",
+    )
+
+
+def test_a_branch_that_exists_is_said_to_be_refused():
+    args = {"dashboard_id": 10, "branch_name": "main"}
+    there = dashboard(10, branches=["main"])
+    plan = written_plan(PlanRecipe.BRANCH, args, "ss-dev", {"dashboard": found(there)})
+    assert plan.lines == ("ветка main уже есть — ss-tools откажет, ничего не изменится",)
+
+
+def test_a_write_to_a_dashboard_the_environment_does_not_have_says_so():
+    args = {"dashboard_id": 99, "message": "fix"}
+    plan = written_plan(PlanRecipe.COMMIT, args, "prod", {"dashboard": found()})
+    assert plan.title == "Коммит дашборда #99 в git (prod)"
+    assert plan.lines == ("в prod дашборда #99 нет — ss-tools откажет, ничего не изменится",)
+
+
+def test_a_migration_plan_says_what_it_creates_replaces_and_where_it_is_set_to_go():
+    plan_output = {
+        "migration": {
+            "id": 4,
+            "title": "Перенос",
+            "source_env_id": "staging",
+            "target_env_id": "prod",
+            "status": "planned",
+        },
+        "objects": [
+            {"dashboard_id": 8, "action": "create"},
+            {"dashboard_id": 9, "action": "update"},
+        ],
+        "conflicts": ["дашборд 9: в prod изменён вручную"],
+    }
+    args = {"migration_id": 4, "target_env_id": "staging"}
+    plan = written_plan(PlanRecipe.MIGRATION, args, "staging", {"plan": plan_output})
+    assert plan.title == "Миграция #4 «Перенос»: staging → staging"
+    assert plan.lines == (
+        "миграция настроена на prod, а не на staging — ss-tools её отклонит, ничего не изменится",
+        "будут созданы в staging: дашборд 8",
+        "будут заменены в staging: дашборд 9",
+        "конфликты: дашборд 9: в prod изменён вручную",
+    )
+
+
+def test_maintenance_over_an_open_window_says_one_is_open():
+    events = {
+        "events": [
+            {
+                "id": 9,
+                "reason": "миграция БД",
+                "starts_at": "2026-12-01T20:00:00Z",
+                "status": "active",
+                "by": "petrov",
+            },
+        ]
+    }
+    args = {"reason": "обновление", "duration_minutes": 45}
+    plan = written_plan(PlanRecipe.MAINTENANCE_START, args, "prod", {"windows": events})
+    assert plan.title == "Обслуживание prod на 45 мин"
+    assert plan.lines == (
+        "сейчас уже идёт обслуживание #9 «миграция БД», с 1 декабря 20:00 UTC, petrov",
+        "начнётся обслуживание на 45 мин: «обновление»",
+    )
+
+
+def test_a_new_dataset_on_a_table_without_one_names_the_database():
+    output = {"databases": [{"id": 1, "name": "energy_dwh"}], "datasets": []}
+    args = {"database_id": 1, "schema_name": "mart", "table_name": "losses"}
+    plan = written_plan(PlanRecipe.DATASET, args, "staging", {"datasets": output})
+    assert plan.lines == ("датасета на таблице mart.losses нет — будет создан (база energy_dwh)",)

@@ -210,19 +210,41 @@ def test_a_select_with_side_effects_needs_the_confirmation_of_a_prod_write(polic
 @pytest.mark.parametrize(
     ("edited", "asks_again"),
     [
-        (deploy("staging", [11]), False),  # another dashboard, same weight: the card covers it
         (deploy("staging", [10]), False),  # no change at all
+        (deploy("staging", ["10"]), False),  # the same call, as the tool takes it
+        (deploy("staging", [11]), True),  # another dashboard: the card's plan named 10
         (deploy("prod", [10]), True),  # riskier, another environment
         (deploy("ss-dev", [10]), True),  # another environment, same risk
         (deploy("staging", [10, 11]), True),  # another impact («2 дашборда»)
     ],
 )
 def test_an_edit_asks_again_when_its_card_would_say_anything_else(policy, edited, asks_again):
-    shown = policy.evaluate(
-        Role.ADMIN, "deploy_dashboard", deploy("staging", [10]), dashboard_page()
-    ).to_payload()
+    shown_args = deploy("staging", [10])
+    shown = policy.evaluate(Role.ADMIN, "deploy_dashboard", shown_args, dashboard_page())
     decision = policy.evaluate(Role.ADMIN, "deploy_dashboard", edited, dashboard_page())
-    assert edit_asks_again(shown, decision) is asks_again
+    spec = CATALOG.get("deploy_dashboard")
+    assert edit_asks_again(spec, shown_args, shown.to_payload(), edited, decision) is asks_again
+
+
+@pytest.mark.parametrize(
+    ("edited", "asks_again"),
+    [
+        ({"dashboard_id": 10, "message": "исправлены цвета"}, False),  # the message only
+        ({"dashboard_id": 11, "message": "fix colours"}, True),  # another dashboard's changes
+    ],
+)
+def test_an_edit_is_covered_only_while_the_plan_is_about_the_same_objects(
+    policy, edited, asks_again
+):
+    # Given a card for committing dashboard 10's changes (its plan: what 10 has uncommitted)
+    shown_args = {"dashboard_id": 10, "message": "fix colours"}
+    shown = policy.evaluate(Role.ENGINEER, "commit_changes", shown_args, dashboard_page())
+    decision = policy.evaluate(Role.ENGINEER, "commit_changes", edited, dashboard_page())
+    # Then the card says the same of both (one dashboard in ss-dev), but only the message edit
+    # keeps its plan: another dashboard asks again
+    assert decision.to_payload() == shown.to_payload()
+    spec = CATALOG.get("commit_changes")
+    assert edit_asks_again(spec, shown_args, shown.to_payload(), edited, decision) is asks_again
 
 
 def test_an_edit_that_only_makes_sql_louder_asks_again(policy: ToolPolicy):
@@ -236,7 +258,10 @@ def test_an_edit_that_only_makes_sql_louder_asks_again(policy: ToolPolicy):
     shown = decided("DELETE FROM energy WHERE id = 1")
     louder = decided("DELETE FROM energy")
     assert (louder.risk, louder.impact) == (shown.risk, shown.impact)
-    assert edit_asks_again(shown.to_payload(), louder)
+    spec = CATALOG.get("superset_execute_sql")
+    args = {"database_id": 1, "sql": "DELETE FROM energy WHERE id = 1"}
+    louder_args = {"database_id": 1, "sql": "DELETE FROM energy"}
+    assert edit_asks_again(spec, args, shown.to_payload(), louder_args, louder)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -275,8 +274,9 @@ def test_the_countdown_keeps_the_servers_time_whatever_the_device_clock_says(
 
 
 # «Изменить»: the card's arguments edited and approved in one step. An edit that keeps the risk,
-# the environment and the impact runs on the card's approval; one that does not brings a card of
-# its own; one that does not validate is refused on the card, which still waits.
+# the environment, the impact and what the plan is about runs on the card's approval; one that
+# does not brings a card of its own; one that does not validate is refused on the card, which
+# still waits.
 
 
 def edit_card(tab: AgentPage, **fields: str) -> None:
@@ -287,47 +287,40 @@ def edit_card(tab: AgentPage, **fields: str) -> None:
         tab.by(f"confirm-edit-field-{key}").fill(value)
 
 
-def deploys_of(site: PageStack) -> list[Any]:
-    """The dashboards each deploy the upstream carried out deployed (the seed's tasks aside)."""
-    tasks = site.stack.upstream.state.tasks.values()
-    return [
-        task["result"]["deployed"]
-        for task in tasks
-        if task["kind"] == "deploy" and isinstance(task["result"], dict)
-    ]
+def commits_of(site: PageStack) -> list[str]:
+    """The message of each commit the upstream made."""
+    return [commit["message"] for commit in site.stack.upstream.state.commits]
 
 
-def test_an_edit_that_keeps_the_cards_risk_runs_once_with_the_edited_input(
-    site: PageStack, tabs: Tabs
-):
-    # Given an engineer's staging deploy card for dashboard 10
+def test_an_edit_the_card_covers_runs_once_with_the_edited_input(site: PageStack, tabs: Tabs):
+    # Given an engineer's card for committing dashboard 10's changes
     tab = tabs(site, site.token("engineer"))
-    ask_for_card(tab, "задеплой этот дашборд в staging")
-    # When they edit it to dashboard 11 (still one dashboard, still staging) and approve twice
-    edit_card(tab, dashboard_ids="[11]")
+    ask_for_card(tab, "закоммить изменения дашборда")
+    expect(tab.by("confirm-title")).to_contain_text("Коммит дашборда #10")
+    # When they edit its message (what the plan is about stays) and approve twice
+    edit_card(tab, message="исправлены цвета")
     tab.screenshot("edit-form")
     tab.by("confirm-edit-submit").dblclick()
     # Then the card's approval covers the edit: it runs once, with the edited input
     expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
     tab.wait_answered()
     expect(tab.by("confirm-card")).to_have_count(1)
-    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard")
-    expect(deploy).to_have_count(1)
-    expect(deploy).to_have_attribute("data-state", "done")
-    expect(deploy).to_contain_text(re.compile(r'"dashboard_ids": \[\s*11\s*\]'))
+    commit = tab.by("tool-card").filter(has_text="commit_changes")
+    expect(commit).to_have_count(1)
+    expect(commit).to_have_attribute("data-state", "done")
+    expect(commit).to_contain_text("исправлены цвета")
     expect(tab.by("error-card")).to_have_count(0)
-    assert site.deploys() == 1
-    assert deploys_of(site) == [[11]]
-    # The card's plan was of dashboard 10: its heading does not claim what ran
+    assert commits_of(site) == ["исправлены цвета"]
+    # The card's plan quoted the model's message: its heading does not claim what ran
     expect(tab.by("confirm-title")).to_have_text("Подтверждено с вашими правками")
     tab.screenshot("edit-confirmed")
     # and so it reads after a reload, from the history
     tab.page.reload()
     tab.wait_ready()
     expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
-    expect(deploy).to_have_count(1)
-    expect(deploy).to_have_attribute("data-state", "done")
-    expect(deploy).to_contain_text(re.compile(r'"dashboard_ids": \[\s*11\s*\]'))
+    expect(commit).to_have_count(1)
+    expect(commit).to_have_attribute("data-state", "done")
+    expect(commit).to_contain_text("исправлены цвета")
 
 
 def test_an_admins_edit_to_production_asks_again_on_a_destructive_card(site: PageStack, tabs: Tabs):

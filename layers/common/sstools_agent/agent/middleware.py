@@ -197,7 +197,8 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             if isinstance(edited, ToolMessage):
                 return edited
             request, decision = edited_request, edited
-            if not edit_asks_again(card.decision, edited):
+            spec = self.policy.catalog.get(name)
+            if not edit_asks_again(spec, card.args, card.decision, edited_args, edited):
                 return request, decision
             card = ConfirmationInterrupt(call_id, name, edited_args, edited.to_payload(), page)
             answer = ConfirmationAnswer.from_dict(interrupt(card.to_dict()))

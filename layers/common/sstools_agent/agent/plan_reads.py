@@ -16,14 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from sstools_agent.domain.catalog_types import DEFAULT_SQL_DIALECT, Operation
-from sstools_agent.domain.change_plans import (
-    ChangePlan,
-    PlanRead,
-    plan_reads,
-    unread_plan,
-    written_plan,
-)
+from sstools_agent.domain.change_plans import plan_reads, unread_plan, written_plan
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.plan_types import ChangePlan, PlanRead
 from sstools_agent.domain.ports import ToolRunner
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.sql_classifier import classify_sql
@@ -96,10 +91,10 @@ class PlanReader:
         request_id: str | None,
     ) -> Any:
         spec = self.policy.catalog.get(read.tool)
-        environment = self.policy.environments.get(read.env_id)
+        environment = self.policy.environments.get(read.env_id) if read.env_id else None
         if spec is None:
             raise _Unreadable(f"чтение {read.tool} не объявлено")
-        if environment is None:
+        if read.env_id is not None and environment is None:
             raise _Unreadable(f"окружение {read.env_id} неизвестно")
         sql = None
         if spec.sql_argument is not None:  # a SQL tool reads only with a statement that reads
@@ -111,6 +106,7 @@ class PlanReader:
         args = spec.args_model.model_validate(read.args)
         call = ResolvedToolCall(spec, args, environment, Operation.READ, sql)
         if not self.policy.roles.check(role, call).allowed:
-            raise _Unreadable(f"у вас нет права читать окружение {read.env_id}")
+            where = f"окружение {read.env_id}" if read.env_id else "эти данные"
+            raise _Unreadable(f"у вас нет права читать {where}")
         outcome = await self.upstream.call(call, credentials, request_id, timeout_s=self.timeout_s)
         return outcome.output

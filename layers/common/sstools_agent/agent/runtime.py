@@ -33,7 +33,6 @@ from sstools_agent.domain.attachment_content import (
     without_attachment_blocks,
 )
 from sstools_agent.domain.catalog_types import Operation
-from sstools_agent.domain.change_plans import ChangePlan
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -49,6 +48,7 @@ from sstools_agent.domain.confirmations import (
 )
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.guardrails import GuardrailDecision
+from sstools_agent.domain.plan_types import ChangePlan
 from sstools_agent.domain.ports import ToolRunner
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.roles import Role

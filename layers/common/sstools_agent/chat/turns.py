@@ -26,7 +26,6 @@ from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation, interrup
 from sstools_agent.chat.attachments import ChatAttachments, CheckedFile
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
-from sstools_agent.domain.change_plans import ChangePlan
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -76,6 +75,7 @@ from sstools_agent.domain.conversations import (
 )
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.guardrails import edit_asks_again
+from sstools_agent.domain.plan_types import ChangePlan
 from sstools_agent.domain.ports import (
     AuditSink,
     BlobStore,
@@ -775,10 +775,11 @@ class ChatTurns:
                 f"Недостаточно прав: {pending.tool} с этими аргументами требует роль "
                 f"{decision.permission.required_role}; ничего не выполнено."
             )
+        spec = agent.policy.catalog.get(pending.tool)
         return ConfirmationEdit(
             edited_args=arguments,
             fingerprint=card_fingerprint(pending.tool, arguments, decision.to_payload()),
-            asks_again=edit_asks_again(pending.decision, decision),
+            asks_again=edit_asks_again(spec, pending.args, pending.decision, arguments, decision),
             edited_by=owner,
         )
 

@@ -191,6 +191,22 @@ class PlanRecipe(StrEnum):
     SQL_WRITE = "sql_write"
     """The statement, formatted, and the rows an UPDATE or DELETE would touch, counted by a
     `count(*)` derived from its own WHERE (`superset_execute_sql`, as a read)."""
+    MIGRATION = "migration"
+    """The migration's own plan (`get_migration_plan`): what it creates and replaces where."""
+    COMMIT = "commit"
+    """The dashboard's git status now (`search_dashboards`): what the commit takes in."""
+    BRANCH = "branch"
+    """The dashboard's branches now (`search_dashboards`)."""
+    DOCUMENTATION = "documentation"
+    """The dashboard's description now (`search_dashboards`), which the generated one replaces."""
+    DATASET = "dataset"
+    """The datasets of the schema now (`superset_explore_database`): is the table one already."""
+    BACKUP = "backup"
+    """No read: a backup only adds a copy."""
+    MAINTENANCE_START = "maintenance_start"
+    """The maintenance windows now (`list_maintenance_events`)."""
+    MAINTENANCE_END = "maintenance_end"
+    """The window it ends, as it is now (`list_maintenance_events`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,10 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from pydantic import ValidationError
+
 from sstools_agent.domain.catalog_types import CountedImpact, Operation, ToolSpec
+from sstools_agent.domain.change_plans import plan_objects
 from sstools_agent.domain.environments import EnvironmentTier
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.tool_calls import ResolvedToolCall
@@ -190,11 +193,36 @@ JUDGEMENT: Final = (
 changes any of them needs a card of its own."""
 
 
-def edit_asks_again(shown: dict[str, Any], edited: GuardrailDecision) -> bool:
+def edit_asks_again(
+    spec: ToolSpec | None,
+    shown_args: Mapping[str, Any],
+    shown: Mapping[str, Any],
+    edited_args: Mapping[str, Any],
+    edited: GuardrailDecision,
+) -> bool:
     """Whether a call edited on its card needs a card of its own: the card's approval covers
     the edited call only when a card for it would say the same about its weight (`shown` is the
-    card's decision payload). A higher risk, another environment or impact asks again; so does a
-    louder tone at the same risk (a DELETE that lost its WHERE), and any other change of what
-    the card said, even a lower one: the user approved what the card said, nothing else."""
+    card's decision payload) and its plan is the card's plan. A higher risk, another environment
+    or impact asks again; so does a louder tone at the same risk (a DELETE that lost its WHERE),
+    and any other change of what the card said, even a lower one: the user approved what the
+    card said, nothing else. For a tool with a plan, so does an edit of what the plan is about
+    (another dashboard, another statement): only its other arguments (a commit's message) may
+    change under the same approval."""
     judged = edited.to_payload()
-    return any(judged[name] != shown.get(name) for name in JUDGEMENT)
+    if any(judged[name] != shown.get(name) for name in JUDGEMENT):
+        return True
+    if spec is None:
+        return False
+    return _plan_objects(spec, shown_args) != _plan_objects(spec, edited_args)
+
+
+def _plan_objects(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the plan of `spec` called with `args` is about, of the arguments as the tool takes
+    them (`["11"]` is 11); None for arguments it does not take."""
+    if spec.plan is None:
+        return None
+    try:
+        taken = spec.args_model.model_validate(dict(args)).model_dump(mode="json")
+    except ValidationError:
+        return None
+    return plan_objects(spec.plan, taken)

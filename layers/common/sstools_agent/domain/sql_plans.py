@@ -18,6 +18,7 @@ from typing import Any, Final
 from sqlglot import exp
 
 from sstools_agent.domain.catalog_types import DEFAULT_SQL_DIALECT, Operation
+from sstools_agent.domain.plan_types import ChangePlan, PlanRead, unread_line
 from sstools_agent.domain.sql_classifier import classify_sql, parsed_statements
 
 _VERBS: Final = {"DELETE": "удалит", "UPDATE": "изменит"}
@@ -121,3 +122,35 @@ def rows_line(kind: str, tables: tuple[str, ...], count: int | None, counted: bo
         why = "" if counted else " (запрос не сводится к подсчёту)"
         return f"{kind}{where}: {_UNKNOWN_ROWS}{why}"
     return f"{kind}{where}: {_VERBS.get(kind, 'затронет')} {rows_band(count)}"
+
+
+class SqlWritePlan:
+    """`superset_execute_sql` as a write: «SQL в staging: DELETE», the statement shown as code,
+    and the rows it would touch, counted by a read where the statement's shape gives one."""
+
+    objects = ("database_id", "sql")
+
+    def reads(self, args: Mapping[str, Any], env_id: str | None) -> list[PlanRead]:
+        query = sql_shape(str(args["sql"])).count_query
+        if query is None or env_id is None:
+            return []
+        count = {"database_id": args["database_id"], "sql": query, "limit": 1}
+        return [PlanRead("count", "superset_execute_sql", env_id, count)]
+
+    def written(
+        self, args: Mapping[str, Any], env_id: str | None, outputs: Mapping[str, Any]
+    ) -> ChangePlan:
+        shape = sql_shape(str(args["sql"]))
+        count = counted_rows(outputs.get("count")) if "count" in outputs else None
+        where = f" в {env_id}" if env_id else ""
+        lines = (rows_line(shape.kind, shape.tables, count, shape.count_query is not None),)
+        state = {
+            "statement": shape.statement,
+            "rows": rows_band(count) if count is not None else None,
+        }
+        return ChangePlan(f"SQL{where}: {shape.kind}", lines, state, statement=shape.statement)
+
+    def unread(self, args: Mapping[str, Any], env_id: str | None, why: str) -> ChangePlan:
+        """The statement is known without a read; its count is then unknown."""
+        known = self.written(args, env_id, {})
+        return ChangePlan(known.title, known.lines, None, unread_line(why), known.statement)

@@ -391,6 +391,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         path="/api/environments/{env_id}/dashboards/{dashboard_id}/documentation",
         affinity=DASHBOARD,
         impact=CountedImpact("dashboard_id", DASHBOARD_NOUN),
+        plan=PlanRecipe.DOCUMENTATION,
         routing=Routing(
             keywords=(*_RUN_LLM_DOCUMENTATION_WORDS,),
             examples=(
@@ -418,6 +419,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         path="/api/environments/{env_id}/dashboards/{dashboard_id}/git/branches",
         affinity=DASHBOARD,
         impact=DescribedImpact("будет создана ветка {branch_name} дашборда {dashboard_id}"),
+        plan=PlanRecipe.BRANCH,
         routing=Routing(
             keywords=(
                 "ветк",
@@ -453,6 +455,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         path="/api/environments/{env_id}/dashboards/{dashboard_id}/git/commits",
         affinity=DASHBOARD,
         impact=CountedImpact("dashboard_id", DASHBOARD_NOUN),
+        plan=PlanRecipe.COMMIT,
         routing=Routing(
             keywords=(
                 *_COMMIT_CHANGES_WORDS,

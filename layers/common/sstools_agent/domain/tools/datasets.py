@@ -321,6 +321,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         path="/api/environments/{env_id}/datasets",
         affinity=DATASET,
         impact=DescribedImpact("будет создан датасет {schema_name}.{table_name}"),
+        plan=PlanRecipe.DATASET,
         routing=Routing(
             keywords=(
                 *_SUPERSET_CREATE_DATASET_WORDS,

@@ -12,6 +12,7 @@ from sstools_agent.domain.catalog_types import (
     OfflineChoice,
     Operation,
     PageReader,
+    PlanRecipe,
     Routing,
     ToolSpec,
 )
@@ -84,6 +85,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         path="/api/migrations/{migration_id}/execute",
         affinity=DASHBOARD | MIGRATION,
         impact=DescribedImpact("миграция {migration_id} изменит объекты в окружении {env}"),
+        plan=PlanRecipe.MIGRATION,
         routing=Routing(
             keywords=(
                 *_EXECUTE_MIGRATION_WORDS,

@@ -13,6 +13,7 @@ from sstools_agent.domain.catalog_types import (
     IntentTag,
     OfflineChoice,
     Operation,
+    PlanRecipe,
     Routing,
     ToolSpec,
 )
@@ -175,6 +176,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         method="POST",
         path="/api/environments/{env_id}/backups",
         impact=DescribedImpact("будет создана резервная копия окружения {env}"),
+        plan=PlanRecipe.BACKUP,
         routing=Routing(
             keywords=(
                 *_RUN_BACKUP_WORDS,
@@ -252,6 +254,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         impact=DescribedImpact(
             "окружение {env} будет в режиме обслуживания {duration_minutes} мин"
         ),
+        plan=PlanRecipe.MAINTENANCE_START,
         routing=Routing(
             keywords=(
                 *_START_MAINTENANCE_WORDS,
@@ -299,6 +302,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         method="POST",
         path="/api/environments/{env_id}/maintenance/{event_id}/end",
         impact=DescribedImpact("окружение {env} выйдет из режима обслуживания"),
+        plan=PlanRecipe.MAINTENANCE_END,
         routing=Routing(
             keywords=(
                 *_END_MAINTENANCE_WORDS,
