@@ -27,7 +27,7 @@ def dashboard_page(env_id: str | None = "ss-dev") -> UIContext:
     return UIContext.model_validate(payload, context={"environments": DEFAULT_ENVIRONMENTS})
 
 
-def deploy(target: str, ids: list[int]) -> dict[str, object]:
+def deploy(target: str, ids: list[int] | list[str]) -> dict[str, object]:
     return {"dashboard_ids": ids, "source_env_id": "ss-dev", "target_env_id": target}
 
 
