@@ -1,4 +1,5 @@
-"""Writes the stream events' JSON Schema for the /agent page (`make schema`).
+"""Writes the stream events' JSON Schema and the catalog's glossary for the /agent page
+(`make schema`).
 
 The page's TypeScript types (`web/src/lib/generated/chat-events.ts`) are generated from this
 file by `npm run gen:types`; `tests/unit/test_chat_event_schema.py` fails when the committed
@@ -15,22 +16,29 @@ from pathlib import Path
 from typing import Final
 
 from sstools_agent.domain.chat_event_schema import chat_event_schema_json
+from sstools_agent.domain.glossary import glossary_json
 
-SCHEMA_FILE: Final = (
-    Path(__file__).resolve().parents[1] / "web/src/lib/generated/chat-events.schema.json"
-)
+GENERATED: Final = Path(__file__).resolve().parents[1] / "web/src/lib/generated"
+SCHEMA_FILE: Final = GENERATED / "chat-events.schema.json"
+GLOSSARY_FILE: Final = GENERATED / "glossary.json"
+"""The words the page shows for tool and argument names (`domain/glossary.py`)."""
 
 
 def main(argv: list[str]) -> int:
-    """Writes the schema; with `--check`, only says whether the committed one is current."""
-    current = chat_event_schema_json()
+    """Writes the files; with `--check`, only says whether the committed ones are current."""
+    files = {SCHEMA_FILE: chat_event_schema_json(), GLOSSARY_FILE: glossary_json()}
     if "--check" in argv:
-        if not SCHEMA_FILE.exists() or SCHEMA_FILE.read_text(encoding="utf-8") != current:
-            print(f"{SCHEMA_FILE} is stale: run `make schema`", file=sys.stderr)
-            return 1
-        return 0
-    SCHEMA_FILE.parent.mkdir(parents=True, exist_ok=True)
-    SCHEMA_FILE.write_text(current, encoding="utf-8")
+        stale = [
+            path
+            for path, current in files.items()
+            if not path.exists() or path.read_text(encoding="utf-8") != current
+        ]
+        for path in stale:
+            print(f"{path} is stale: run `make schema`", file=sys.stderr)
+        return 1 if stale else 0
+    GENERATED.mkdir(parents=True, exist_ok=True)
+    for path, current in files.items():
+        path.write_text(current, encoding="utf-8")
     return 0
 
 

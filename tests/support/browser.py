@@ -188,6 +188,10 @@ class AgentPage:
     def by(self, test_id: str) -> Locator:
         return self.page.get_by_test_id(test_id)
 
+    def tool_card(self, tool: str) -> Locator:
+        """The cards of `tool`'s calls (the card names it in words; its id is an attribute)."""
+        return self.page.locator(f'[data-testid="tool-card"][data-tool="{tool}"]')
+
     def send(self, text: str) -> None:
         """Types the message and presses Enter, as a person does."""
         composer = self.by("composer")

@@ -101,7 +101,10 @@ def test_a_denied_call_has_no_confirmation_and_names_the_role(policy):
     assert decision.permission.allowed is False
     assert decision.requires_confirmation is False
     assert decision.permission.required_role == Role.ENGINEER
-    assert decision.prompt == "Недостаточно прав: commit_changes требует роль engineer."
+    assert (
+        decision.prompt
+        == "Недостаточно прав: «коммит изменений дашборда в git» требует роль engineer."
+    )
     payload = decision.to_payload()
     assert payload["permission"] == {
         "allowed": False,

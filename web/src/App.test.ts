@@ -317,7 +317,7 @@ describe("App", () => {
       () =>
         json(422, {
           code: "VALIDATION_ERROR",
-          detail: "deploy_dashboard: invalid arguments: target_env_id: bad",
+          detail: "deploy_dashboard: invalid arguments: dashboard_ids: bad",
         }),
       () =>
         stream([
@@ -342,25 +342,29 @@ describe("App", () => {
     await waitFor(() => expect(window.__agentPage?.streamsEnded).toBe(1));
 
     await fireEvent.click(screen.getByTestId("confirm-edit"));
-    const target = screen.getByTestId("confirm-edit-field-target_env_id");
-    await fireEvent.input(target, { target: { value: "bad env" } });
+    const ids = screen.getByTestId("confirm-edit-field-dashboard_ids");
+    await fireEvent.input(ids, { target: { value: "0" } });
     await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
     await waitFor(() =>
-      expect(screen.getByTestId("confirm-edit-error").textContent).toContain("target_env_id: bad"),
+      expect(screen.getByTestId("confirm-edit-error").textContent).toContain("dashboard_ids: bad"),
     );
     expect(chatBodies[1]).toEqual({
       conversation_id: "c3",
       action: "edit",
       confirmation_id: "conf-1",
-      edited_args: { ...input, target_env_id: "bad env" },
+      edited_args: { ...input, dashboard_ids: [0] },
       ui_context: expect.objectContaining({ envId: "ss-dev" }),
     });
     // the refusal is the card's: no error card, the card still waits, the typed value is kept
     expect(screen.queryByTestId("error-card")).toBeNull();
     expect(screen.getByTestId("confirm-card").dataset.state).toBe("pending");
-    expect((target as HTMLInputElement).value).toBe("bad env");
+    expect((ids as HTMLInputElement).value).toBe("0");
 
-    await fireEvent.input(target, { target: { value: "prod" } });
+    // the target is chosen among the environments the page knows (and the card's own)
+    const target = screen.getByTestId("confirm-edit-field-target_env_id") as HTMLSelectElement;
+    expect([...target.options].map((o) => o.value)).toEqual(["staging", "ss-dev", "prod"]);
+    await fireEvent.input(ids, { target: { value: "10" } });
+    await fireEvent.change(target, { target: { value: "prod" } });
     await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
     await waitFor(() => expect(screen.getAllByTestId("confirm-card")).toHaveLength(2));
     const [old, fresh] = screen.getAllByTestId("confirm-card");

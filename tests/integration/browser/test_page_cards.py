@@ -112,7 +112,7 @@ def test_confirm_runs_the_deploy_once_and_the_answer_follows(site: PageStack, ta
     tab.by("confirm-accept").dblclick()
     expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
     tab.wait_answered()
-    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    deploy = tab.tool_card("deploy_dashboard").last
     expect(deploy).to_have_attribute("data-state", "done")
     assert tab.last_answer().strip(), "no answer after the tool"
     expect(tab.by("error-card")).to_have_count(0)
@@ -121,7 +121,7 @@ def test_confirm_runs_the_deploy_once_and_the_answer_follows(site: PageStack, ta
     # and after a reload the history shows the one call, done (not a second, unfinished one)
     tab.page.reload()
     tab.wait_ready()
-    expect(tab.by("tool-card").filter(has_text="deploy_dashboard")).to_have_count(1)
+    expect(tab.tool_card("deploy_dashboard")).to_have_count(1)
     expect(deploy).to_have_attribute("data-state", "done")
 
 
@@ -148,7 +148,7 @@ def test_a_card_prod_changed_under_runs_nothing_and_a_new_card_shows_prod_as_it_
     expect(cards.last).to_have_attribute("data-state", "pending")
     prod = site.stack.upstream.state.dashboards["prod"][10]
     expect(first.by("confirm-plan")).to_contain_text(f"версия {prod['version']} в prod")
-    deploy = first.by("tool-card").filter(has_text="deploy_dashboard")
+    deploy = first.tool_card("deploy_dashboard")
     expect(deploy).to_have_count(1)
     expect(deploy).to_have_attribute("data-state", "waiting")
     assert site.deploys() == 1
@@ -196,7 +196,7 @@ def confirmed_deploy_in_flight(site: PageStack, tab: AgentPage) -> str:
         "POST", "/api/dashboards/deploy", Fault(FaultKind.HANG, seconds=60, times=1)
     )
     tab.by("confirm-accept").click()
-    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    deploy = tab.tool_card("deploy_dashboard").last
     expect(deploy).to_have_attribute("data-state", "running")
     deadline = time.monotonic() + 15
     while site.deploys() == 0:  # the call has left for the upstream
@@ -230,7 +230,7 @@ def test_stop_during_a_confirmed_deploy_says_its_status_is_unknown(site: PageSta
     confirmed_deploy_in_flight(site, tab)
     tab.by("stop").click()
     tab.wait_answered()
-    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    deploy = tab.tool_card("deploy_dashboard").last
     # Its card says the outcome is unknown, never a failure (it may have changed something)
     expect(deploy).to_have_attribute("data-state", "unknown")
     expect(deploy).to_contain_text("статус неизвестен — проверьте статус")
@@ -241,7 +241,7 @@ def test_stop_during_a_confirmed_deploy_says_its_status_is_unknown(site: PageSta
 def test_a_denied_card_leaves_its_call_marked_not_run(site: PageStack, tabs: Tabs):
     tab = tabs(site, site.token("engineer"))
     ask_for_card(tab, "задеплой этот дашборд в staging")
-    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    deploy = tab.tool_card("deploy_dashboard").last
     expect(deploy).to_have_attribute("data-state", "waiting")
     expect(deploy).to_contain_text("ждёт подтверждения")
     tab.by("confirm-deny").click()
@@ -251,7 +251,7 @@ def test_a_denied_card_leaves_its_call_marked_not_run(site: PageStack, tabs: Tab
     # and so it reads after a reload, from the history
     tab.page.reload()
     tab.wait_ready()
-    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard").last
+    deploy = tab.tool_card("deploy_dashboard").last
     expect(deploy).to_have_attribute("data-state", "not_run")
     assert site.deploys() == 0
 
@@ -280,11 +280,16 @@ def test_the_countdown_keeps_the_servers_time_whatever_the_device_clock_says(
 
 
 def edit_card(tab: AgentPage, **fields: str) -> None:
-    """Opens the card's edit form and types `fields` (argument → the input's new text)."""
+    """Opens the card's edit form and types `fields` (argument → the input's new text; an
+    environment is chosen from its list)."""
     tab.by("confirm-edit").click()
     expect(tab.by("confirm-edit-form")).to_be_visible()
     for key, value in fields.items():
-        tab.by(f"confirm-edit-field-{key}").fill(value)
+        field = tab.by(f"confirm-edit-field-{key}")
+        if field.evaluate("element => element.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            field.fill(value)
 
 
 def commits_of(site: PageStack) -> list[str]:
@@ -305,7 +310,7 @@ def test_an_edit_the_card_covers_runs_once_with_the_edited_input(site: PageStack
     expect(tab.by("confirm-card")).to_have_attribute("data-state", "confirmed")
     tab.wait_answered()
     expect(tab.by("confirm-card")).to_have_count(1)
-    commit = tab.by("tool-card").filter(has_text="commit_changes")
+    commit = tab.tool_card("commit_changes")
     expect(commit).to_have_count(1)
     expect(commit).to_have_attribute("data-state", "done")
     expect(commit).to_contain_text("исправлены цвета")
@@ -342,7 +347,7 @@ def test_an_admins_edit_to_production_asks_again_on_a_destructive_card(site: Pag
     expect(new).to_have_attribute("data-state", "pending")
     expect(new).to_have_attribute("data-tone", "destructive")
     expect(new.get_by_test_id("confirm-badge")).to_have_text("⚠️ PRODUCTION")
-    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard")
+    deploy = tab.tool_card("deploy_dashboard")
     expect(deploy).to_have_count(1)
     expect(deploy).to_have_attribute("data-state", "waiting")
     expect(deploy).to_contain_text('"target_env_id": "prod"')
@@ -369,24 +374,25 @@ def test_an_invalid_edit_is_refused_on_the_card_which_still_waits(site: PageStac
     # Given an engineer's staging deploy card
     tab = tabs(site, site.token("engineer"))
     ask_for_card(tab, "задеплой этот дашборд в staging")
-    # When they edit the target to a value no environment id can be
-    edit_card(tab, target_env_id="bad env!")
+    # When they edit the dashboards to a number no dashboard has
+    edit_card(tab, dashboard_ids="0")
     tab.by("confirm-edit-submit").click()
     # Then the server's reason shows on the card, beside what they typed, and nothing ran
     refusal = tab.by("confirm-edit-error")
-    expect(refusal).to_contain_text("target_env_id")
+    expect(refusal).to_contain_text("dashboard_ids")
     tab.wait_answered()  # the refused request counts as a stream that ended
     card = tab.by("confirm-card")
     expect(card).to_have_attribute("data-state", "pending")
-    expect(tab.by("confirm-edit-field-target_env_id")).to_have_value("bad env!")
+    expect(tab.by("confirm-edit-field-dashboard_ids")).to_have_value("0")
     expect(tab.by("error-card")).to_have_count(0)
     assert site.deploys() == 0
     tab.screenshot("edit-refused")
-    # and it may still be answered: here, confirmed as it was shown
+    # and it may still be answered: here, the form closed and confirmed as it was shown
+    tab.by("confirm-edit-cancel").click()
     tab.by("confirm-accept").click()
     expect(card).to_have_attribute("data-state", "confirmed")
     tab.wait_answered()
-    deploy = tab.by("tool-card").filter(has_text="deploy_dashboard")
+    deploy = tab.tool_card("deploy_dashboard")
     expect(deploy).to_have_attribute("data-state", "done")
     expect(deploy).to_contain_text('"target_env_id": "staging"')
     assert site.deploys() == 1

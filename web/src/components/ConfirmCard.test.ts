@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { GuardrailDecision } from "../lib/events";
 import type { ConfirmItem } from "../ui/chatState.svelte";
 import ConfirmCard from "./ConfirmCard.svelte";
+import { argumentLabel } from "../ui/labels";
 
 function decision(overrides: Partial<GuardrailDecision> = {}): GuardrailDecision {
   return {
@@ -250,8 +251,14 @@ describe("ConfirmCard: «Изменить»", () => {
 
   type OnDecide = (...args: unknown[]) => Promise<void | { refused: string }>;
 
+  const environments = [
+    { id: "ss-dev", tier: "dev" },
+    { id: "staging", tier: "staging" },
+    { id: "prod", tier: "prod" },
+  ];
+
   async function openEditor(onDecide = vi.fn<OnDecide>(async () => undefined)) {
-    render(ConfirmCard, { props: { item: card({ input }), onDecide } });
+    render(ConfirmCard, { props: { item: card({ input }), onDecide, environments } });
     const toggle = screen.getByTestId("confirm-edit");
     expect(toggle.getAttribute("aria-expanded")).toBe("false");
     await fireEvent.click(toggle);
@@ -260,25 +267,42 @@ describe("ConfirmCard: «Изменить»", () => {
     return onDecide;
   }
 
-  it("labels one input per argument, of the argument's type, and focuses the first", async () => {
+  it("labels one input per argument in words, of the argument's kind, and focuses the first", async () => {
     await openEditor();
-    expect((field("target_env_id") as HTMLInputElement).type).toBe("text");
+    const target = field("target_env_id") as HTMLSelectElement;
+    expect(target.tagName).toBe("SELECT");
+    expect([...target.options].map((o) => o.textContent)).toEqual([
+      "ss-dev (dev)",
+      "staging",
+      "prod",
+    ]);
+    expect(target.value).toBe("staging");
     expect((field("limit") as HTMLInputElement).type).toBe("number");
     expect((field("dry_run") as HTMLInputElement).type).toBe("checkbox");
-    expect(field("dashboard_ids").tagName).toBe("TEXTAREA");
+    expect((field("dashboard_ids") as HTMLInputElement).value).toBe("10");
     expect(field("options").tagName).toBe("TEXTAREA");
     for (const key of Object.keys(input)) {
-      expect(screen.getByLabelText(key)).toBe(field(key));
+      expect(screen.getByLabelText(argumentLabel(key))).toBe(field(key));
     }
+    expect(screen.getByLabelText("Дашборды")).toBe(field("dashboard_ids"));
+    expect(screen.getByLabelText("Куда (окружение)")).toBe(target);
     expect(document.activeElement).toBe(field("dashboard_ids"));
+  });
+
+  it("offers one confirm button at a time: the form's, while it is open", async () => {
+    await openEditor();
+    expect(screen.queryByTestId("confirm-accept")).toBeNull();
+    expect(screen.getAllByRole("button", { name: /Подтвердить/ })).toHaveLength(1);
+    await fireEvent.click(screen.getByTestId("confirm-edit-cancel"));
+    expect(screen.getByTestId("confirm-accept")).toBeTruthy();
   });
 
   it("sends every argument with its JSON type kept", async () => {
     const onDecide = await openEditor();
-    await fireEvent.input(field("target_env_id"), { target: { value: "prod" } });
+    await fireEvent.change(field("target_env_id"), { target: { value: "prod" } });
     await fireEvent.input(field("limit"), { target: { value: "12" } });
     await fireEvent.click(field("dry_run"));
-    await fireEvent.input(field("dashboard_ids"), { target: { value: "[10, 11]" } });
+    await fireEvent.input(field("dashboard_ids"), { target: { value: "10, 11" } });
     await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
     expect(onDecide).toHaveBeenCalledTimes(1);
     expect(onDecide).toHaveBeenCalledWith("edit", {
@@ -293,17 +317,23 @@ describe("ConfirmCard: «Изменить»", () => {
   it("shows a JSON field's parse error and sends nothing while it is invalid", async () => {
     const onDecide = await openEditor();
     const submit = screen.getByTestId("confirm-edit-submit") as HTMLButtonElement;
-    await fireEvent.input(field("dashboard_ids"), { target: { value: "[10," } });
+    await fireEvent.input(field("options"), { target: { value: "[10," } });
     const problem = screen.getByTestId("confirm-edit-invalid");
     expect(problem.textContent).toContain("Некорректный JSON");
-    expect(field("dashboard_ids").getAttribute("aria-invalid")).toBe("true");
-    expect(field("dashboard_ids").getAttribute("aria-describedby")).toBe(problem.id);
+    expect(field("options").getAttribute("aria-invalid")).toBe("true");
+    expect(field("options").getAttribute("aria-describedby")).toBe(problem.id);
     expect(submit.disabled).toBe(true);
     await fireEvent.submit(screen.getByTestId("confirm-edit-form"));
     expect(onDecide).not.toHaveBeenCalled();
-    await fireEvent.input(field("dashboard_ids"), { target: { value: "[12]" } });
+    await fireEvent.input(field("options"), { target: { value: "[12]" } });
     expect(screen.queryByTestId("confirm-edit-invalid")).toBeNull();
     expect(submit.disabled).toBe(false);
+    // ids are numbers, typed as a list
+    await fireEvent.input(field("dashboard_ids"), { target: { value: "10, одиннадцать" } });
+    expect(screen.getByTestId("confirm-edit-invalid").textContent).toBe(
+      "Введите номера через запятую, например 10, 11",
+    );
+    expect(submit.disabled).toBe(true);
   });
 
   it("sends one edit however often it is submitted, and disables every button meanwhile", async () => {
@@ -312,9 +342,9 @@ describe("ConfirmCard: «Изменить»", () => {
     await fireEvent.click(submit);
     await fireEvent.click(submit);
     await fireEvent.submit(screen.getByTestId("confirm-edit-form"));
-    await fireEvent.click(screen.getByTestId("confirm-accept"));
+    await fireEvent.click(screen.getByTestId("confirm-deny"));
     expect(onDecide).toHaveBeenCalledTimes(1);
-    for (const id of ["confirm-accept", "confirm-deny", "confirm-edit", "confirm-edit-cancel"]) {
+    for (const id of ["confirm-deny", "confirm-edit", "confirm-edit-cancel"]) {
       expect(screen.getByTestId(id).matches(":disabled")).toBe(true);
     }
     expect(submit.matches(":disabled")).toBe(true);
@@ -322,21 +352,20 @@ describe("ConfirmCard: «Изменить»", () => {
   });
 
   it("keeps the card open with what was typed and the server's reason when the edit is refused", async () => {
-    const detail = "deploy_dashboard: invalid arguments: target_env_id: bad";
+    const detail = "deploy_dashboard: invalid arguments: limit: bad";
     const onDecide = vi.fn<OnDecide>(async () => ({ refused: detail }));
     await openEditor(onDecide);
-    await fireEvent.input(field("target_env_id"), { target: { value: "bad env" } });
+    await fireEvent.input(field("limit"), { target: { value: "0" } });
     await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
     await vi.waitFor(() =>
       expect(screen.getByTestId("confirm-edit-error").textContent).toBe(detail),
     );
     expect(screen.getByTestId("confirm-edit-error").getAttribute("role")).toBe("alert");
-    expect((field("target_env_id") as HTMLInputElement).value).toBe("bad env");
-    expect(document.activeElement).toBe(field("target_env_id")); // the field it names
+    expect((field("limit") as HTMLInputElement).value).toBe("0");
+    expect(document.activeElement).toBe(field("limit")); // the field it names
     expect(screen.getByTestId("confirm-card").dataset.state).toBe("pending");
-    // answerable again: fix the edit, confirm the original, or deny
+    // answerable again: fix the edit, or deny (the original is confirmed once the form closes)
     expect((screen.getByTestId("confirm-edit-submit") as HTMLButtonElement).disabled).toBe(false);
-    expect((screen.getByTestId("confirm-accept") as HTMLButtonElement).disabled).toBe(false);
     await fireEvent.click(screen.getByTestId("confirm-deny"));
     expect(onDecide).toHaveBeenLastCalledWith("deny");
   });

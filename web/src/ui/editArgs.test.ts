@@ -19,12 +19,30 @@ describe("the edit form's fields", () => {
       ["limit", "number"],
       ["ratio", "number"],
       ["dry_run", "boolean"],
-      ["dashboard_ids", "json"],
+      ["dashboard_ids", "ids"],
       ["options", "json"],
       ["note", "json"],
     ]);
-    expect(fields[4].text).toBe(JSON.stringify([10, 11], null, 2));
+    expect(fields[4].text).toBe("10, 11");
     expect(fields[6].text).toBe("null");
+  });
+
+  it("offers an environment argument as a choice, read back as its text", () => {
+    const fields = fieldsFor(args, new Set(["target_env_id"]));
+    expect([fields[0].kind, fields[0].text]).toEqual(["environment", "staging"]);
+    fields[0].text = "prod";
+    expect(editedArgs(fields)!.target_env_id).toBe("prod");
+  });
+
+  it("reads ids typed as a list of numbers, and names the problem otherwise", () => {
+    const fields = fieldsFor({ dashboard_ids: [10] });
+    fields[0].text = " 11,12; 13 ";
+    expect(editedArgs(fields)).toEqual({ dashboard_ids: [11, 12, 13] });
+    for (const text of ["", "11, x", "1.5", "-2"]) {
+      fields[0].text = text;
+      expect(fieldError(fields[0])).toBe("Введите номера через запятую, например 10, 11");
+      expect(editedArgs(fields)).toBeNull();
+    }
   });
 
   it("reads unchanged fields back as the same arguments, types and key order kept", () => {
@@ -56,13 +74,13 @@ describe("the edit form's fields", () => {
   });
 
   it("parses a JSON field, and names the problem while it is not JSON", () => {
-    const fields = fieldsFor({ dashboard_ids: [10] });
+    const fields = fieldsFor({ options: { keep: true } });
     fields[0].text = "[10, 12";
     expect(fieldError(fields[0])).toMatch(/^Некорректный JSON: /);
     expect(editedArgs(fields)).toBeNull();
     fields[0].text = '[10, 12, {"a": null}]';
     expect(fieldError(fields[0])).toBeNull();
-    expect(editedArgs(fields)).toEqual({ dashboard_ids: [10, 12, { a: null }] });
+    expect(editedArgs(fields)).toEqual({ options: [10, 12, { a: null }] });
   });
 
   it("offers editing only for an object with arguments", () => {

@@ -7,8 +7,10 @@ export interface EditRefusal {
   refused: string;
 }
 
-/** string → text input, number → number input, boolean → checkbox, anything else → JSON. */
-export type FieldKind = "string" | "number" | "boolean" | "json";
+/** string → text input (an environment argument → a select of the environments), number →
+ * number input, boolean → checkbox, a list of whole numbers (ids) → «10, 11», anything else →
+ * JSON. */
+export type FieldKind = "string" | "environment" | "number" | "boolean" | "ids" | "json";
 
 export interface EditField {
   key: string;
@@ -25,20 +27,26 @@ export function editableArgs(input: unknown): Record<string, unknown> | null {
   return Object.keys(input).length > 0 ? (input as Record<string, unknown>) : null;
 }
 
-function kindOf(value: unknown): FieldKind {
-  if (typeof value === "string") return "string";
+function kindOf(key: string, value: unknown, environments: ReadonlySet<string>): FieldKind {
+  if (typeof value === "string") return environments.has(key) ? "environment" : "string";
   if (typeof value === "number") return "number";
   if (typeof value === "boolean") return "boolean";
+  if (Array.isArray(value) && value.every((each) => Number.isInteger(each))) return "ids";
   return "json";
 }
 
-/** The form's fields for the card's arguments, in their order, holding their values. */
-export function fieldsFor(args: Record<string, unknown>): EditField[] {
+/** The form's fields for the card's arguments, in their order, holding their values
+ * (`environments`: the arguments that name an environment). */
+export function fieldsFor(
+  args: Record<string, unknown>,
+  environments: ReadonlySet<string> = new Set(),
+): EditField[] {
   return Object.entries(args).map(([key, value]) => {
-    const kind = kindOf(value);
+    const kind = kindOf(key, value, environments);
     let text = "";
-    if (kind === "string") text = value as string;
+    if (kind === "string" || kind === "environment") text = value as string;
     else if (kind === "number") text = String(value);
+    else if (kind === "ids") text = (value as number[]).join(", ");
     else if (kind === "json") text = JSON.stringify(value ?? null, null, 2);
     return { key, kind, text, checked: value === true };
   });
@@ -49,7 +57,14 @@ type Read = { ok: true; value: unknown } | { ok: false; error: string };
 function read(field: EditField): Read {
   switch (field.kind) {
     case "string":
+    case "environment":
       return { ok: true, value: field.text };
+    case "ids": {
+      const parts = field.text.split(/[\s,;]+/).filter((part) => part !== "");
+      if (parts.length === 0 || !parts.every((part) => /^\d+$/.test(part)))
+        return { ok: false, error: "Введите номера через запятую, например 10, 11" };
+      return { ok: true, value: parts.map(Number) };
+    }
     case "boolean":
       return { ok: true, value: field.checked };
     case "number": {

@@ -1,5 +1,24 @@
-/** Russian wording for codes, object types, roles and card states. */
+/** Russian wording for codes, object types, roles and card states; tools and arguments in the
+ * catalog's words (`glossary.json`, generated from the backend's catalog by `make schema`). */
 import type { ToolState } from "./chatState.svelte";
+import glossary from "../lib/generated/glossary.json";
+
+const TOOL_LABELS: Record<string, string> = glossary.tools;
+const ARGUMENT_LABELS: Record<string, string> = glossary.arguments;
+
+/** «Деплой дашбордов в другое окружение» for `deploy_dashboard`; the name for a tool the
+ * catalog did not know when the page was built. */
+export function toolLabel(tool: string): string {
+  return TOOL_LABELS[tool] ?? tool;
+}
+
+/** «Дашборды» for `dashboard_ids`; the name for an argument the glossary does not know. */
+export function argumentLabel(key: string): string {
+  return ARGUMENT_LABELS[key] ?? key;
+}
+
+/** Arguments that name an environment: the edit form offers the environments. */
+export const ENVIRONMENT_ARGUMENTS: ReadonlySet<string> = new Set(glossary.environmentArguments);
 
 export const ERROR_TITLES: Record<string, string> = {
   LLM_UNAVAILABLE: "Модель недоступна",

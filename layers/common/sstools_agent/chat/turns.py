@@ -74,6 +74,7 @@ from sstools_agent.domain.conversations import (
     title_from,
 )
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.glossary import tool_label
 from sstools_agent.domain.guardrails import edit_asks_again
 from sstools_agent.domain.plan_types import ChangePlan
 from sstools_agent.domain.ports import (
@@ -772,7 +773,7 @@ class ChatTurns:
             raise InvalidEdit(f"{invalid.tool}: {invalid.detail}") from None
         if not decision.permission.allowed:
             raise ConfirmationNotPermitted(
-                f"Недостаточно прав: {pending.tool} с этими аргументами требует роль "
+                f"Недостаточно прав: «{tool_label(pending.tool)}» с этими аргументами требует роль "
                 f"{decision.permission.required_role}; ничего не выполнено."
             )
         spec = agent.policy.catalog.get(pending.tool)

@@ -259,6 +259,9 @@ class ToolSpec:
     """How the offline model chooses this tool; None means it never calls it."""
     label_ru: str = ""
     """What the tool does, in a few Russian words (the Russian answers list tools by it)."""
+    title_ru: str = ""
+    """The action as a card names it, when the label is longer than a heading should be
+    («Поиск дашбордов»); empty: the label is the title (`glossary.tool_label`)."""
     plan: PlanRecipe | None = None
     """How the plan of a write is read before its card (None: the card has no plan)."""
     example_args: Mapping[str, Any] = field(default_factory=dict, hash=False)

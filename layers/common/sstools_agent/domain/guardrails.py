@@ -121,9 +121,9 @@ def _prompt(call: ResolvedToolCall, permission: PermissionResult) -> str:
     impact are the card's other lines, each said once; never the tool's id)."""
     env = call.environment
     tool = call.spec.name
+    action = call.spec.title_ru or call.spec.label_ru or tool
     if not permission.allowed:
-        return f"{DENIED_TITLE}: {tool} требует роль {permission.required_role}."
-    action = call.spec.label_ru or tool
+        return f"{DENIED_TITLE}: «{action}» требует роль {permission.required_role}."
     if call.operation is Operation.READ:
         where = f" в окружении {env.env_id}" if env else ""
         return f"Чтение данных: {action}{where}. Ничего не будет изменено."

@@ -164,6 +164,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             "status, last change, validation result and owners."
         ),
         label_ru="поиск дашбордов по названию или id, их git-статус и валидация",
+        title_ru="поиск дашбордов",
         args_model=SearchDashboardsArgs,
         example_args={"query": "энергопотребление"},
         operation=Operation.READ,
@@ -232,6 +233,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         name="get_health_summary",
         description="Health of dashboards in the current environment: failing charts, slow SQL.",
         label_ru="здоровье дашбордов: графики с ошибками, медленные запросы",
+        title_ru="здоровье дашбордов",
         args_model=HealthSummaryArgs,
         example_args={"dashboard_id": 10},
         operation=Operation.READ,
@@ -322,6 +324,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         name="run_llm_validation",
         description="Start an LLM review of a dashboard; returns a task id and the findings.",
         label_ru="LLM-ревью (валидация) дашборда",
+        title_ru="LLM-ревью дашборда",
         args_model=DashboardArgs,
         example_args={"dashboard_id": 10},
         operation=Operation.READ,

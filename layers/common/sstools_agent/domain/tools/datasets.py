@@ -127,6 +127,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             "mappings, dependent dashboards, review status."
         ),
         label_ru="обзор датасета, его колонок и зависимостей, баз данных",
+        title_ru="обзор датасетов и баз данных",
         args_model=ExploreDatabaseArgs,
         example_args={"dataset_id": 15},
         operation=Operation.READ,
@@ -252,6 +253,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         name="superset_execute_sql",
         description="Run SQL on a database of the current environment (SELECTs for analysts).",
         label_ru="выполнение SQL (SELECT — чтение, остальное — изменение)",
+        title_ru="выполнение SQL",
         args_model=ExecuteSqlArgs,
         example_args={"database_id": 1, "sql": "SELECT day, kwh FROM energy LIMIT 10"},
         operation=Operation.WRITE,

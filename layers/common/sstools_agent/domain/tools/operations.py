@@ -85,6 +85,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         name="list_environments",
         description="The Superset environments ss-tools manages, with their tiers.",
         label_ru="список окружений и их уровни",
+        title_ru="список окружений",
         args_model=NoArgs,
         operation=Operation.READ,
         required_roles=READ_ACCESS,

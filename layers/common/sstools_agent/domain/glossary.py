@@ -1,0 +1,65 @@
+"""The words a person reads for the catalog's identifiers: each tool's Russian label and each
+argument's, one home for both, exported for the /agent page (`make schema` writes
+`web/src/lib/generated/glossary.json`), so a card names «Деплой дашбордов в другое окружение»
+and «Дашборды», never `deploy_dashboard` or `dashboard_ids` (those stay in a tooltip and in the
+arguments' disclosure).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from sstools_agent.domain.tool_catalog import CATALOG
+
+ARGUMENT_LABELS: Final = {
+    "branch_name": "Имя ветки",
+    "dashboard_id": "Дашборд",
+    "dashboard_ids": "Дашборды",
+    "database_id": "База данных",
+    "dataset_id": "Датасет",
+    "duration_minutes": "Длительность, мин",
+    "event_id": "Окно обслуживания",
+    "limit": "Не больше записей",
+    "message": "Сообщение коммита",
+    "migration_id": "Миграция",
+    "note": "Пометка",
+    "query": "Поиск",
+    "reason": "Причина",
+    "role_name": "Роль",
+    "schema_name": "Схема",
+    "source_env_id": "Откуда (окружение)",
+    "sql": "SQL-запрос",
+    "status": "Статус",
+    "table_name": "Таблица",
+    "target_env_id": "Куда (окружение)",
+    "task_id": "Задача",
+}
+"""Every argument of the catalog, as a form labels it (a test keeps the list whole)."""
+
+ENVIRONMENT_ARGUMENTS: Final = frozenset(
+    spec.environment_argument for spec in CATALOG if spec.environment_argument is not None
+) | {"source_env_id"}
+"""Arguments that name an environment: the page offers the environments to choose from."""
+
+
+def tool_label(name: str) -> str:
+    """«Деплой дашбордов в другое окружение»: the tool's label as a heading; the name itself for
+    a tool the catalog does not know."""
+    spec = CATALOG.get(name)
+    label = (spec.title_ru or spec.label_ru) if spec is not None else ""
+    return label[:1].upper() + label[1:] if label else name
+
+
+def glossary() -> dict[str, Any]:
+    """What the page reads: tool and argument labels, and the environment arguments."""
+    return {
+        "tools": {spec.name: tool_label(spec.name) for spec in CATALOG},
+        "arguments": dict(sorted(ARGUMENT_LABELS.items())),
+        "environmentArguments": sorted(ENVIRONMENT_ARGUMENTS),
+    }
+
+
+def glossary_json() -> str:
+    """The glossary as the committed file holds it."""
+    return json.dumps(glossary(), ensure_ascii=False, indent=2) + "\n"
