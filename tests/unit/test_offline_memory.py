@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from sstools_agent.agent.offline_answers import Focus, mentions, merged, narrowed
@@ -282,3 +283,28 @@ def test_a_status_word_after_a_negation_names_no_status() -> None:
     reply = _reply(_page(), "покажи неуспешные миграции")
 
     assert _calls(reply) == [("list_migrations", {"status": "failed"})]
+
+
+@pytest.mark.anyio
+async def test_after_a_cancelled_card_a_russian_answer_adds_nothing_and_still_streams():
+    # Given a deploy the user denied on its card (the stream has said it was not run)
+    call = {"name": "deploy_dashboard", "args": {"dashboard_ids": [10]}, "id": "call-1"}
+    messages: list[BaseMessage] = [
+        SystemMessage(system_prompt(_page("dashboard", "10"))),
+        HumanMessage("задеплой этот дашборд в staging"),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage(
+            "CANCELLED (denied): the user did not confirm deploy_dashboard; nothing was changed.",
+            tool_call_id="call-1",
+            name="deploy_dashboard",
+            status="error",
+            artifact={"event": "cancelled", "reason": "denied"},
+        ),
+    ]
+    model = OfflineChatModel(bound_tools=CATALOG.names)
+    # Then the model says nothing more (one line, not two), and its stream holds an empty chunk,
+    # not none (which a streaming agent reads as a model that did not answer)
+    assert model.respond(messages).content == ""
+    chunks = [chunk async for chunk in model.astream(messages)]
+    assert chunks
+    assert "".join(str(chunk.content) for chunk in chunks) == ""

@@ -84,6 +84,10 @@ def test_an_engineers_prod_deploy_shows_the_permission_card_without_confirm(
     expect(tab.by("permission-role")).to_contain_text("admin")
     expect(tab.by("confirm-accept")).to_have_count(0)
     expect(card.get_by_role("button")).to_have_count(1)  # only Dismiss
+    # said once, in words: no tool card beside it, no identifier, the role prod needs
+    expect(tab.tool_card("deploy_dashboard")).to_have_count(0)
+    expect(card).to_contain_text("«Деплой дашбордов в другое окружение» требует роль admin.")
+    expect(card).not_to_contain_text("deploy_dashboard")
     tab.screenshot("card-permission")
     # Dismissing it leaves the agent's explicit word that nothing ran
     tab.by("permission-dismiss").click()
@@ -100,7 +104,14 @@ def test_deny_collapses_the_card_and_the_agent_says_it_was_cancelled(site: PageS
     expect(card).to_have_attribute("data-state", "denied")
     expect(tab.by("confirm-accept")).to_have_count(0)
     tab.wait_answered()
-    assert "отмен" in tab.last_answer().lower(), tab.last_answer()
+    # The outcome is said once: the card says «Отклонено», the answer one line that nothing changed
+    answer = tab.last_answer().strip()
+    assert answer == (
+        "Операция «деплой дашбордов в другое окружение» (дашборд 10, окружение staging) "
+        "отменена (отклонено пользователем); ничего не изменено."
+    ), answer
+    expect(card).not_to_contain_text("Подтвердить?")
+    expect(tab.by("error-card")).to_have_count(0)
     assert site.deploys() == 0
     tab.screenshot("card-denied")
 

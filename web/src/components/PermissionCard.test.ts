@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import PermissionCard from "./PermissionCard.svelte";
 
 describe("PermissionCard", () => {
-  it("says «Недостаточно прав», names the role, and offers only «Закрыть»", async () => {
+  it("says «Недостаточно прав» once, the action in words and its role, and offers only «Закрыть»", async () => {
     const onDismiss = vi.fn();
     render(PermissionCard, {
       props: {
@@ -12,7 +12,7 @@ describe("PermissionCard", () => {
           key: "p1",
           tool: "deploy_dashboard",
           requiredRole: "admin",
-          text: "deploy_dashboard требует роль admin.",
+          text: "Недостаточно прав: «деплой дашбордов в другое окружение» требует роль admin.",
           dismissed: false,
         },
         onDismiss,
@@ -22,7 +22,11 @@ describe("PermissionCard", () => {
     expect(el.getAttribute("role")).toBe("group");
     // the card's own title, not the server's text, says it
     expect(el.querySelector("h3")?.textContent).toContain("Недостаточно прав");
-    expect(screen.getByTestId("permission-role").textContent).toBe("Требуется роль: admin");
+    expect(screen.getByTestId("permission-role").textContent?.trim()).toBe(
+      "«Деплой дашбордов в другое окружение» требует роль admin.",
+    );
+    expect(el.textContent?.match(/Недостаточно прав/g)).toHaveLength(1);
+    expect(el.textContent).not.toContain("deploy_dashboard");
     expect(screen.queryByTestId("confirm-accept")).toBeNull();
     const buttons = el.querySelectorAll("button");
     expect(buttons).toHaveLength(1);

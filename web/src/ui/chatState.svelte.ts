@@ -299,12 +299,9 @@ export class ChatState {
     }
     if (isPermissionDenied(event)) {
       const m = event.metadata;
+      // The permission card stands for the call (as the history shows it): no tool card beside
       const tool = this.tool(m.tool_call_id, m.tool);
-      if (tool && tool.state === "running") {
-        tool.state = "error";
-        tool.error = event.content;
-        tool.code = "FORBIDDEN";
-      }
+      if (tool && tool.state === "running") this.items.splice(this.items.indexOf(tool), 1);
       this.openText = null;
       return this.push({
         kind: "permission",
@@ -370,7 +367,7 @@ export class ChatState {
             key: nextKey("p"),
             tool: call.tool,
             requiredRole: call.required_role ?? null,
-            text: `Недостаточно прав: ${call.tool}`,
+            text: "",
             dismissed: false,
           });
           continue;

@@ -1232,16 +1232,17 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
     tool, event = message.name or "tool", artifact.get("event")
     if event == "permission_denied":
         role = (artifact.get("decision") or {}).get("permission", {}).get("required_role")
+        spec = CATALOG.get(tool)
+        named = f"«{spec.label_ru}»" if spec is not None and spec.label_ru else "это"
         return say(
             russian,
-            f"Недостаточно прав: я не запускал {tool}, для этого нужна роль {role}.",
+            f"Я не запускал {named}: для этого нужна роль {role}.",
             f"Not allowed: I did not run {tool}, it needs the {role} role.",
         )
     if event == "cancelled":
-        # The stream has said which call was not run and that nothing changed: not again
-        return say(
-            russian, "Хорошо, не выполняю.", "Understood: the operation was cancelled, nothing ran."
-        )
+        # The stream has said, in Russian, which call was not run and that nothing changed: a
+        # Russian answer adds nothing (one line, not two); an English one says it in English
+        return say(russian, "", "Understood: the operation was cancelled, nothing ran.")
     # The last line: a note about an edited call (`with_edit_notes`) comes before the result
     detail = _text_of(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
     return say(russian, f"Не удалось выполнить {tool}: {detail}", f"{tool} failed: {detail}")
@@ -1391,7 +1392,8 @@ class OfflineChatModel(BaseChatModel):
             ]
             yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))
             return
-        for word in re.findall(r"\S+\s*", str(reply.content)):
+        # An answer with nothing to add (after a cancelled card) is still one, empty, chunk
+        for word in re.findall(r"\S+\s*", str(reply.content)) or [""]:
             yield ChatGenerationChunk(message=AIMessageChunk(content=word))
 
     async def _astream(
