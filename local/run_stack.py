@@ -140,10 +140,11 @@ def main() -> int:
 
     from functions.api.app import create_app as api_app  # noqa: PLC0415
     from functions.chat.app import create_app as chat_app  # noqa: PLC0415
-    from local.audit_pump import start_audit_pump  # noqa: PLC0415
     from local.aws_resources import create_resources  # noqa: PLC0415
+    from local.bus_rules import start_audit_pump, start_expiry_pump  # noqa: PLC0415
     from local.gateway import LocalGateway  # noqa: PLC0415
     from local.page import page_app  # noqa: PLC0415
+    from sstools_agent.chat.expired_cards import ExpiryRecorder  # noqa: PLC0415
     from sstools_agent.settings import Settings  # noqa: PLC0415
     from sstools_agent.wiring.api import build_api  # noqa: PLC0415
     from sstools_agent.wiring.chat import build_chat  # noqa: PLC0415
@@ -159,6 +160,12 @@ def main() -> int:
         with serve_sample_upstream(settings):
             chat = build_chat(settings)
             chat.agent()  # built at start, as the chat function's main.py does
+            start_expiry_pump(
+                os.environ["AWS_ENDPOINT_URL"],
+                settings.aws_region,
+                settings.audit_bus_name,
+                ExpiryRecorder(chat.turns, chat.agent),
+            )
             gateway = LocalGateway(
                 {
                     "ChatFunction": chat_app(chat),

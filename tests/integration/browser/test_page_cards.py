@@ -194,6 +194,10 @@ def test_the_timer_reaches_zero_and_the_card_says_it_expired(sites, upstream_ser
     expect(card).to_contain_text("истекло")
     expect(tab.by("confirm-accept")).to_have_count(0)
     expect(tab.by("confirm-deny")).to_have_count(0)
+    # and its call says so at the same moment, without a new message
+    deploy = tab.tool_card("deploy_dashboard")
+    expect(deploy).to_have_attribute("data-state", "expired")
+    expect(deploy).to_contain_text("не выполнялся — время подтверждения истекло")
     assert site.deploys() == 0
     tab.screenshot("card-expired")
 

@@ -18,9 +18,10 @@ import type { AttachmentInfo, HistoryConfirmation, HistoryMessage } from "../lib
 import { serverNow } from "./clock";
 
 /** `waiting`: its card waits for the user; `not_run`: the card was not confirmed, so the call
- * never ran and changed nothing; `unknown`: it was sent and no answer came (it may have changed
+ * never ran and changed nothing (`expired`: because its card's time ran out); `unknown`: it was sent and no answer came (it may have changed
  * something: never shown as a failure). */
-export type ToolState = "running" | "done" | "error" | "waiting" | "not_run" | "unknown";
+export type ToolState =
+  "running" | "done" | "error" | "waiting" | "not_run" | "expired" | "unknown";
 export type ConfirmState = "pending" | ConfirmationResult;
 
 export interface UserItem {
@@ -215,7 +216,8 @@ export class ChatState {
         // same card, which shows what runs.
         known.input = m.input;
         this.markEdited(known);
-        if (known.state === "waiting" || known.state === "not_run") known.state = "running";
+        if (known.state === "waiting" || known.state === "not_run" || known.state === "expired")
+          known.state = "running";
         return known;
       }
       return this.push({
@@ -340,9 +342,16 @@ export class ChatState {
     else if (card.state === "confirmed")
       call.state = call.state === "waiting" ? "running" : call.state;
     else {
-      call.state = "not_run";
+      call.state = card.state === "expired" ? "expired" : "not_run";
       call.error = undefined;
     }
+  }
+
+  /** The card's timer reached zero on the page: the card and its call say so at once. */
+  expire(card: ConfirmItem): void {
+    if (card.state !== "pending") return;
+    card.state = "expired";
+    this.settleCallOf(card);
   }
 
   /** Renders stored history: messages, their tool calls, their cards (resolved or not).

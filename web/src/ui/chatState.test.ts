@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../lib/events";
+import { TOOL_STATE_LABELS } from "./labels";
 import { ChatState } from "./chatState.svelte";
 
 const ev = (metadata: Record<string, unknown>, content = "") =>
@@ -212,6 +213,19 @@ describe("ChatState: a card confirmed with edits", () => {
     chat.apply(ev({ type: "confirm_resolved", result: "denied" }));
     expect(cards.map((c) => c.kind === "confirm" && c.state)).toEqual(["superseded", "denied"]);
     expect(tools[0].kind === "tool" && tools[0].state).toBe("not_run");
+  });
+
+  it("says at once, on the card and on its call, that the card's time ran out", () => {
+    const chat = waiting();
+    const [card] = chat.items.filter((i) => i.kind === "confirm");
+    const [tool] = chat.items.filter((i) => i.kind === "tool");
+    expect(tool.kind === "tool" && tool.state).toBe("waiting");
+    if (card.kind === "confirm") chat.expire(card);
+    expect(card.kind === "confirm" && card.state).toBe("expired");
+    expect(tool.kind === "tool" && tool.state).toBe("expired");
+    expect(TOOL_STATE_LABELS.expired).toBe(
+      "не выполнялся — время подтверждения истекло, ничего не изменено",
+    );
   });
 
   it("closes a stale card as nothing run and waits on the same call's new card", () => {

@@ -1,0 +1,13 @@
+"""The expiry function's entry point (`main.handler`): the chat function's collaborators built
+once, at import (Lambda's init phase)."""
+
+from __future__ import annotations
+
+from app import create_handler
+
+from sstools_agent.chat.expired_cards import ExpiryRecorder
+from sstools_agent.settings import ChatSettings
+from sstools_agent.wiring.chat import build_chat
+
+deps = build_chat(ChatSettings())
+handler = create_handler(ExpiryRecorder(deps.turns, deps.agent))
