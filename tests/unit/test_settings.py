@@ -78,6 +78,7 @@ FUNCTION_SETTINGS: dict[str, type[FunctionSettings]] = {
     "ChatFunction": ChatSettings,
     "ApiFunction": ApiSettings,
     "AuditFunction": AuditFunctionSettings,
+    "ExpiryFunction": ChatSettings,  # the chat function's collaborators, without the web
 }
 
 
