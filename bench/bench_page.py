@@ -3,8 +3,9 @@
 Same run, same browser, same stack (moto in its own process, the sample upstream, the offline
 model, the page as deployed: `web/dist`):
 - the seed's SC-002: from a `confirm_required` event's arrival in the page to the card painted with
-  its risk classification (the page's own `performance` marks, after Svelte's update and the next
-  animation frame), p50 / p95 over CARDS cards; the seed asks <= 200 ms, we aim at <= 50 ms;
+  its risk classification and its plan (a staging deploy's: the dashboard, what staging holds
+  now; the page's own `performance` marks, after Svelte's update and the next animation frame),
+  p50 / p95 over CARDS cards; the seed asks <= 200 ms, we aim at <= 50 ms;
 - from submit to the first token painted, beside submit to the first token's arrival in the page
   (both the page's marks, the same turns): their difference is the page's own share;
 - the page's JS and CSS, gzipped (aim: <= 80 KB of JS).

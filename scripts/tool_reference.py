@@ -129,9 +129,11 @@ def render(catalog: ToolCatalog = CATALOG) -> str:
         ],
     )
     writes = sum(spec.operation is Operation.WRITE for spec in catalog)
+    costed = ", ".join(f"`{spec.name}`" for spec in catalog if spec.cost) or "none"
     return (
         f"{_HEADER}\n## Tools\n\n{len(catalog)} tools, {writes} of them writes; a call that writes "
-        f"always waits for the user's confirmation.\n\n{policy}\n## Upstream calls\n\n{contract}"
+        "always waits for the user's confirmation, and so does a call with a cost (a paid LLM "
+        f"task: {costed}), even a read.\n\n{policy}\n## Upstream calls\n\n{contract}"
     )
 
 

@@ -365,20 +365,20 @@ async def test_s3_a2_a_503_on_a_write_is_not_retried(stack: AgentStack):
 
 
 async def test_the_model_alone_is_told_of_an_edit_the_user_confirmed(stack: AgentStack):
-    # Given a model that proposed a deploy of dashboard 10, and a deploy that fails
-    path = "/api/dashboards/deploy"
+    # Given a model that proposed a commit of dashboard 10's changes, and a commit that fails
+    path = "/api/environments/ss-dev/dashboards/10/git/commits"
     stack.upstream.plan.add("POST", path, Fault(FaultKind.STATUS, status=503, times=1))
-    proposed = {"dashboard_ids": [10], "source_env_id": "ss-dev", "target_env_id": "staging"}
-    model = ScriptedModel(calls=[{"name": "deploy_dashboard", "args": proposed, "id": "d1"}])
+    proposed = {"dashboard_id": 10, "message": "fix"}
+    model = ScriptedModel(calls=[{"name": "commit_changes", "args": proposed, "id": "d1"}])
     conversation, context = thread(), stack.context("engineer", DASHBOARD_10)
     agent = stack.agent(model)
-    await collect(agent.send(conversation, "задеплой", context))
+    await collect(agent.send(conversation, "закоммить", context))
     pending = await agent.pending_confirmation(conversation)
     assert pending is not None
-    # When the user confirms it edited to dashboard 11
-    edited = {**proposed, "dashboard_ids": [11]}
+    # When the user confirms it with another message (what its plan is about is unchanged)
+    edited = {**proposed, "message": "исправлены цвета"}
     decision, args = agent.decide_edit(pending, edited, context.role)
-    shown = fingerprint("deploy_dashboard", args, decision.environment, decision.risk.value)
+    shown = fingerprint("commit_changes", args, decision.environment, decision.risk.value)
     confirmed = replace(context, confirmed_call=InMemoryConfirmedCall("d1", shown))
     events = await collect(
         agent.resolve(conversation, ConfirmationResult.CONFIRMED, confirmed, pending, edited)

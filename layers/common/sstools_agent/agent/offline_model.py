@@ -494,6 +494,24 @@ class _Request:
 
 _STRONG, _WEAK = 3, 1
 
+_ASKS_ABOUT_RESULTS: Final = re.compile(
+    r"(?:^|[\s,.!])(?:какие|какой|какая|что|прошёл|прошел|прошла|есть ли|были ли|был ли|"
+    r"did|what|which|was|were|has|is there|are there)\b",
+    re.IGNORECASE,
+)
+_ASKS_TO_RUN: Final = re.compile(
+    r"прогон|запуст|сделай|проверь|провалидируй|перезапуст|сгенерир|напиши|добавь|"
+    r"\brun\b|rerun|re-run|kick off|\bstart|validate|generate|write|\bdo\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_results(text: str) -> bool:
+    """Whether a message asks what is there («какие у него проблемы с валидацией?», "did the
+    last validation pass?") rather than asks for something to be done: such a message never
+    starts work with a cost (a paid LLM task); the last result answers it."""
+    return bool(_ASKS_ABOUT_RESULTS.search(text)) and not _ASKS_TO_RUN.search(text)
+
 
 def _named(word: str, lower: str) -> bool:
     """Whether the message names `word`, not as a negation ("don't run it", «не запускай»)."""
@@ -542,6 +560,7 @@ def choose_tool(
     """
     lower = text.lower()
     kinds = set(pointed)
+    questions = asks_about_results(lower)
     scored = [
         (
             _score(
@@ -556,7 +575,9 @@ def choose_tool(
             spec.name,
         )
         for spec in catalog
-        if spec.offline is not None and spec.name in available
+        if spec.offline is not None
+        and spec.name in available
+        and not (spec.cost and questions)  # a question never starts a paid task
     ]
     best = max(scored, default=(0, False, False, 0, None))
     needed = _STRONG if strong_only else 1
@@ -1236,7 +1257,7 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         named = f"«{spec.label_ru}»" if spec is not None and spec.label_ru else "это"
         return say(
             russian,
-            f"Я не запускал {named}: для этого нужна роль {role}.",
+            f"Недостаточно прав: я не запускал {named} — для этого нужна роль {role}.",
             f"Not allowed: I did not run {tool}, it needs the {role} role.",
         )
     if event == "cancelled":

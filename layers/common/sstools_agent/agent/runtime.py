@@ -32,7 +32,6 @@ from sstools_agent.domain.attachment_content import (
     user_turn_text,
     without_attachment_blocks,
 )
-from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -226,10 +225,8 @@ class ChatAgent:
     async def plan(
         self, card: ConfirmationInterrupt, context: AgentRunContext
     ) -> ChangePlan | None:
-        """The plan of the write a card asks about, read as the user (None: a read, or a tool
-        that declares no plan)."""
-        if card.decision.get("operation") != Operation.WRITE:
-            return None
+        """The plan of the call a card asks about, read as the user (None: its tool declares no
+        plan)."""
         environment = card.decision.get("environment")
         return await self.plans.read(
             card.tool,

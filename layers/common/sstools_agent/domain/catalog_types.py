@@ -207,6 +207,8 @@ class PlanRecipe(StrEnum):
     """The maintenance windows now (`list_maintenance_events`)."""
     MAINTENANCE_END = "maintenance_end"
     """The window it ends, as it is now (`list_maintenance_events`)."""
+    VALIDATION = "validation"
+    """The dashboard's last LLM review now (`search_dashboards`), which a new one replaces."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +265,11 @@ class ToolSpec:
     """The action as a card names it, when the label is longer than a heading should be
     («Поиск дашбордов»); empty: the label is the title (`glossary.tool_label`)."""
     plan: PlanRecipe | None = None
-    """How the plan of a write is read before its card (None: the card has no plan)."""
+    """How the plan of a write (or of a call with a cost) is read before its card (None: the
+    card has no plan)."""
+    cost: str = ""
+    """What a call costs or starts besides its answer, in words («запускает платную
+    LLM-задачу»): a call with a cost is never made without a card that says so, even a read."""
     example_args: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """One valid call's arguments (checked when the module loads): shown in the generated tool
     reference, and the call tests make when they need one of every tool."""
@@ -275,8 +281,8 @@ class ToolSpec:
             self.args_model.model_validate(self.example_args)
         except ValidationError as error:
             raise ValueError(f"{self.name}: example_args are not a valid call: {error}") from None
-        if self.plan is not None and self.operation is not Operation.WRITE:
-            raise ValueError(f"{self.name}: only a write has a plan")
+        if self.plan is not None and self.operation is not Operation.WRITE and not self.cost:
+            raise ValueError(f"{self.name}: only a write or a call with a cost has a plan")
         if self.describes is not None:
             if self.operation is not Operation.READ:
                 raise ValueError(f"{self.name}: only a read may describe the page's object")

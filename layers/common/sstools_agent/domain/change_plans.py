@@ -15,7 +15,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from sstools_agent.domain.catalog_types import PlanRecipe
-from sstools_agent.domain.dashboard_plans import BranchPlan, CommitPlan, DocumentationPlan
+from sstools_agent.domain.dashboard_plans import (
+    BranchPlan,
+    CommitPlan,
+    DocumentationPlan,
+    ValidationPlan,
+)
 from sstools_agent.domain.deploy_plans import DeployPlan
 from sstools_agent.domain.operation_plans import (
     BackupPlan,
@@ -38,6 +43,7 @@ RECIPES: Final[Mapping[PlanRecipe, PlanWriter]] = {
     PlanRecipe.BACKUP: BackupPlan(),
     PlanRecipe.MAINTENANCE_START: MaintenanceStartPlan(),
     PlanRecipe.MAINTENANCE_END: MaintenanceEndPlan(),
+    PlanRecipe.VALIDATION: ValidationPlan(),
 }
 
 

@@ -16,6 +16,7 @@ from sstools_agent.domain.plan_types import (
     named_dashboard,
     stamp,
     unread_line,
+    when,
 )
 
 _DESCRIPTION_SHOWN = 120
@@ -124,6 +125,55 @@ def _branch_title(
     where = f" ({env_id})" if env_id else ""
     named = named_dashboard(int(args["dashboard_id"]), dashboard)
     return f"Новая ветка «{args['branch_name']}» дашборда {named}{where}"
+
+
+class ValidationPlan:
+    """`run_llm_validation`: «LLM-ревью дашборда #42 «…» (ss-dev)», the last review now (which
+    may already answer the question), and that a new one is a paid task replacing it."""
+
+    objects = ("dashboard_id",)
+
+    def reads(self, args: Mapping[str, Any], env_id: str | None) -> list[PlanRead]:
+        return _dashboard_reads(args, env_id)
+
+    def written(
+        self, args: Mapping[str, Any], env_id: str | None, outputs: Mapping[str, Any]
+    ) -> ChangePlan:
+        dashboard = _dashboard(args, outputs)
+        title = _validation_title(args, env_id, dashboard)
+        if dashboard is None:
+            return ChangePlan(title, (_missing(args, env_id),), {"dashboard": None})
+        last = dashboard.get("validation")
+        last = last if isinstance(last, Mapping) else {}
+        lines = [_last_review(last), _PAID_REVIEW]
+        state = {"validation": [last.get("status"), last.get("checked_at")]}
+        return ChangePlan(title, tuple(lines), state)
+
+    def unread(self, args: Mapping[str, Any], env_id: str | None, why: str) -> ChangePlan:
+        title = _validation_title(args, env_id, None)
+        return ChangePlan(title, (_PAID_REVIEW,), unread=unread_line(why))
+
+
+_PAID_REVIEW = "новое ревью — платная LLM-задача; его результат заменит последний"
+_REVIEW_STATES = {"passed": "пройдено", "failed": "не пройдено", "warnings": "с предупреждениями"}
+
+
+def _last_review(last: Mapping[str, Any]) -> str:
+    """«последнее ревью 28 ноября 06:00 UTC: не пройдено — 2 графика …»."""
+    if not last.get("status"):
+        return "ревью ещё не было"
+    status = str(last["status"])
+    when_checked = f" {when(last['checked_at'])}" if last.get("checked_at") else ""
+    issues = "; ".join(str(each) for each in last.get("issues") or [])
+    said = _REVIEW_STATES.get(status, f"статус «{status}»")
+    return f"последнее ревью{when_checked}: {said}" + (f" — {issues}" if issues else "")
+
+
+def _validation_title(
+    args: Mapping[str, Any], env_id: str | None, dashboard: Mapping[str, Any] | None
+) -> str:
+    where = f" ({env_id})" if env_id else ""
+    return f"LLM-ревью дашборда {named_dashboard(int(args['dashboard_id']), dashboard)}{where}"
 
 
 class DocumentationPlan:

@@ -88,7 +88,7 @@ def _impact(call: ResolvedToolCall) -> str | None:
             return f"SQL может изменить данные или сервер: вызывает {calls}"
         return f"SQL изменит данные ({', '.join(call.sql.statement_kinds)})"
     if call.operation is Operation.READ or call.spec.impact is None:
-        return None
+        return call.spec.cost or None  # a paid read says what it costs
     return call.spec.impact.describe(call.arguments, env_id)
 
 
@@ -106,7 +106,8 @@ def call_in_words(spec: ToolSpec | None, args: Mapping[str, Any]) -> tuple[str, 
 
 def _risk_and_tone(call: ResolvedToolCall) -> tuple[RiskLevel, Tone]:
     if call.operation is Operation.READ:
-        return RiskLevel.SAFE, Tone.SUCCESS
+        # a read with a cost (a paid LLM task) is told in the calm tone of a dev write
+        return RiskLevel.SAFE, Tone.INFO if call.spec.cost else Tone.SUCCESS
     tier = call.environment.tier if call.environment else None
     if tier is EnvironmentTier.PROD:
         return RiskLevel.DANGEROUS, Tone.DESTRUCTIVE
@@ -126,6 +127,8 @@ def _prompt(call: ResolvedToolCall, permission: PermissionResult) -> str:
         return f"{DENIED_TITLE}: «{action}» требует роль {permission.required_role}."
     if call.operation is Operation.READ:
         where = f" в окружении {env.env_id}" if env else ""
+        if call.spec.cost:  # a paid task: calmer than a write, its cost said
+            return f"Платная задача: {action}{where}. Запустить?"
         return f"Чтение данных: {action}{where}. Ничего не будет изменено."
     if env is None:
         return f"Изменение данных: {action}. Подтвердить?"
@@ -141,11 +144,14 @@ def decide_guardrail(
     permission: PermissionResult,
     confirm_reads: frozenset[str] = frozenset(),
 ) -> GuardrailDecision:
-    """The decision for a resolved call: writes need confirmation, reads only if configured."""
+    """The decision for a resolved call: writes and calls with a cost need confirmation, other
+    reads only if configured."""
     impact = _impact(call)
     risk, tone = _risk_and_tone(call)
     env = call.environment
-    needs_confirmation = call.operation is Operation.WRITE or call.spec.name in confirm_reads
+    needs_confirmation = (
+        call.operation is Operation.WRITE or bool(call.spec.cost) or call.spec.name in confirm_reads
+    )
     return GuardrailDecision(
         tool=call.spec.name,
         operation=call.operation,

@@ -322,7 +322,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ),
     ToolSpec(
         name="run_llm_validation",
-        description="Start an LLM review of a dashboard; returns a task id and the findings.",
+        description=(
+            "Start a new, paid LLM review of a dashboard (the user confirms it first); returns a "
+            "task id and the findings. What the last review found is in search_dashboards' "
+            "validation: read that to answer a question about it."
+        ),
         label_ru="LLM-ревью (валидация) дашборда",
         title_ru="LLM-ревью дашборда",
         args_model=DashboardArgs,
@@ -333,8 +337,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         method="POST",
         path="/api/environments/{env_id}/dashboards/{dashboard_id}/validation",
         affinity=DASHBOARD,
-        # It changes nothing in Superset, but each POST starts a paid task: no blind retry.
+        # It changes nothing in Superset, but each POST starts a paid task: no blind retry, and
+        # never without a card that says so (a question about the last review is a read).
         may_retry=False,
+        cost="запускает платную LLM-задачу",
+        plan=PlanRecipe.VALIDATION,
         routing=Routing(
             keywords=(
                 *_RUN_LLM_VALIDATION_WORDS,
@@ -395,6 +402,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         affinity=DASHBOARD,
         impact=CountedImpact("dashboard_id", DASHBOARD_NOUN),
         plan=PlanRecipe.DOCUMENTATION,
+        cost="запускает платную LLM-задачу",
         routing=Routing(
             keywords=(*_RUN_LLM_DOCUMENTATION_WORDS,),
             examples=(
