@@ -71,13 +71,14 @@ async def test_a_request_for_a_new_review_gets_a_card_with_its_cost_and_the_last
     # Then a card asks first, calmly, saying what it costs and what the last review found
     [card] = [e.data["metadata"] for e in events if e.type == "confirm_required"]
     assert card["decision"]["tone"] == "info"
-    assert card["decision"]["impact"] == "запускает платную LLM-задачу"
-    assert card["prompt"] == ("Платная задача: LLM-ревью дашборда в окружении ss-dev. Запустить?")
+    assert card["decision"]["label"] == "запускает платную LLM-задачу"
+    assert card["decision"]["impact"] is None  # said once: the label
+    assert card["prompt"] == "Запустить LLM-ревью дашборда в окружении ss-dev?"
     assert card["plan"]["title"] == "LLM-ревью дашборда #42 «Потери электроэнергии» (ss-dev)"
     [last, paid] = card["plan"]["lines"]
     assert last.startswith("последнее ревью ")
     assert "не пройдено — 2 графика ссылаются на удалённую колонку kwh_total" in last
-    assert paid == "новое ревью — платная LLM-задача; его результат заменит последний"
+    assert paid == "результат нового ревью заменит результат последнего"
     assert chat.stack.upstream.plan.requests(*REVIEWS) == 0
     # And confirmed, it runs once and says what it found
     conversation = events[-1].data["metadata"]["conversation_id"]

@@ -182,6 +182,29 @@ def test_a_delete_card_shows_the_statement_and_the_rows_it_would_delete(
     tab.screenshot("card-delete")
 
 
+def test_a_paid_review_asks_first_calmly_with_its_cost_and_the_last_review(
+    site: PageStack, tabs: Tabs
+):
+    # Given an analyst on dashboard 10 asking for a new LLM review (a paid task)
+    tab = tabs(site, site.token("analyst"))
+    ask_for_card(tab, "проверь этот дашборд")
+    # Then a calm card asks first: what it is, what it costs, what the last review found
+    card = tab.by("confirm-card")
+    expect(card).to_have_attribute("data-tone", "info")
+    expect(tab.by("confirm-title")).to_have_text(
+        "LLM-ревью дашборда #10 «Отчёт по энергопотреблению» (ss-dev)"
+    )
+    expect(tab.by("confirm-prompt")).to_have_text(
+        "Запустить LLM-ревью дашборда в окружении ss-dev?"
+    )
+    expect(tab.by("confirm-plan")).to_contain_text("последнее ревью")
+    expect(tab.by("confirm-operation")).to_have_text("запускает платную LLM-задачу")
+    assert card.inner_text().count("платн") == 1  # the cost, said once
+    expect(card).not_to_contain_text("run_llm_validation")
+    tab.screenshot("card-paid-review")
+    assert site.stack.upstream.plan.requests() == site.stack.upstream.plan.requests("GET")
+
+
 def test_the_timer_reaches_zero_and_the_card_says_it_expired(sites, upstream_server, tabs: Tabs):
     upstream_server.reset()
     site = sites("quick_expiry")

@@ -109,12 +109,40 @@ describe("ConfirmCard", () => {
     expect(screen.getByText(/dashboard_ids/)).toBeTruthy();
   });
 
+  it("labels a paid task with its cost, as the decision says, calmly", () => {
+    render(ConfirmCard, {
+      props: {
+        item: card(
+          {},
+          {
+            operation: "read",
+            tone: "info",
+            risk: "safe",
+            badge: "DEV",
+            impact: null,
+            label: "запускает платную LLM-задачу",
+          },
+        ),
+      },
+    });
+    const op = screen.getByTestId("confirm-operation");
+    expect(op.textContent?.replace(/\s+/g, " ").trim()).toBe("запускает платную LLM-задачу");
+    expect(op.querySelector("[data-icon=warning]")).toBeNull();
+  });
+
   it("labels a read «чтение данных» with no warning icon", () => {
     render(ConfirmCard, {
       props: {
         item: card(
           {},
-          { operation: "read", tone: "success", risk: "safe", badge: "DEV", impact: null },
+          {
+            operation: "read",
+            tone: "success",
+            risk: "safe",
+            badge: "DEV",
+            impact: null,
+            label: "чтение данных",
+          },
         ),
       },
     });

@@ -154,7 +154,7 @@ class ValidationPlan:
         return ChangePlan(title, (_PAID_REVIEW,), unread=unread_line(why))
 
 
-_PAID_REVIEW = "новое ревью — платная LLM-задача; его результат заменит последний"
+_PAID_REVIEW = "результат нового ревью заменит результат последнего"
 _REVIEW_STATES = {"passed": "пройдено", "failed": "не пройдено", "warnings": "с предупреждениями"}
 
 

@@ -88,7 +88,7 @@ def _impact(call: ResolvedToolCall) -> str | None:
             return f"SQL может изменить данные или сервер: вызывает {calls}"
         return f"SQL изменит данные ({', '.join(call.sql.statement_kinds)})"
     if call.operation is Operation.READ or call.spec.impact is None:
-        return call.spec.cost or None  # a paid read says what it costs
+        return None  # (a paid read's cost is its label)
     return call.spec.impact.describe(call.arguments, env_id)
 
 
@@ -102,6 +102,14 @@ def call_in_words(spec: ToolSpec | None, args: Mapping[str, Any]) -> tuple[str, 
     named = spec.impact.named(args) if isinstance(spec.impact, CountedImpact) else None
     env = args.get(spec.environment_argument) if spec.environment_argument else None
     return label, [part for part in (named, f"окружение {env}" if env else None) if part]
+
+
+def _label(call: ResolvedToolCall) -> str:
+    """What kind of call the card asks about: a change, a read, or, for a read that starts work
+    with a cost, that cost in the catalog's words («запускает платную LLM-задачу»)."""
+    if call.operation is Operation.WRITE:
+        return WRITE_LABEL
+    return call.spec.cost or READ_LABEL
 
 
 def _risk_and_tone(call: ResolvedToolCall) -> tuple[RiskLevel, Tone]:
@@ -127,8 +135,8 @@ def _prompt(call: ResolvedToolCall, permission: PermissionResult) -> str:
         return f"{DENIED_TITLE}: «{action}» требует роль {permission.required_role}."
     if call.operation is Operation.READ:
         where = f" в окружении {env.env_id}" if env else ""
-        if call.spec.cost:  # a paid task: calmer than a write, its cost said
-            return f"Платная задача: {action}{where}. Запустить?"
+        if call.spec.cost:  # a paid task: calmer than a write (its cost is the card's label)
+            return f"Запустить {action}{where}?"
         return f"Чтение данных: {action}{where}. Ничего не будет изменено."
     if env is None:
         return f"Изменение данных: {action}. Подтвердить?"
@@ -157,7 +165,7 @@ def decide_guardrail(
         operation=call.operation,
         risk=risk,
         tone=tone,
-        label=READ_LABEL if call.operation is Operation.READ else WRITE_LABEL,
+        label=_label(call),
         environment=env.env_id if env else None,
         environment_tier=env.tier if env else None,
         badge=_BADGES[(env.tier, call.operation)] if env else None,
