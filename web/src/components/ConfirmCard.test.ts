@@ -317,6 +317,23 @@ describe("ConfirmCard: «Изменить»", () => {
     expect(document.activeElement).toBe(field("dashboard_ids"));
   });
 
+  it("shows the ids as chips, each removable, and sends what the chips show", async () => {
+    const onDecide = vi.fn<OnDecide>(async () => undefined);
+    render(ConfirmCard, {
+      props: { item: card({ input: { dashboard_ids: [10, 11] } }), onDecide, environments },
+    });
+    await fireEvent.click(screen.getByTestId("confirm-edit"));
+    const chips = () => screen.getAllByTestId("confirm-edit-chip").map((c) => c.textContent);
+    expect(chips().map((t) => t?.replace(/\s+/g, " ").trim())).toEqual(["#10 ×", "#11 ×"]);
+    await fireEvent.click(screen.getByRole("button", { name: "Убрать #10" }));
+    expect((field("dashboard_ids") as HTMLInputElement).value).toBe("11");
+    expect(chips()).toHaveLength(1);
+    await fireEvent.input(field("dashboard_ids"), { target: { value: "11, 12, 13" } });
+    expect(chips()).toHaveLength(3);
+    await fireEvent.click(screen.getByTestId("confirm-edit-submit"));
+    expect(onDecide).toHaveBeenCalledWith("edit", { dashboard_ids: [11, 12, 13] });
+  });
+
   it("offers one confirm button at a time: the form's, while it is open", async () => {
     await openEditor();
     expect(screen.queryByTestId("confirm-accept")).toBeNull();

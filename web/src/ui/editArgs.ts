@@ -81,6 +81,19 @@ function read(field: EditField): Read {
   }
 }
 
+/** The ids an `ids` field holds now, as chips show them (none while it does not read). */
+export function idsOf(field: EditField): number[] {
+  const result = read(field);
+  return field.kind === "ids" && result.ok ? (result.value as number[]) : [];
+}
+
+/** The field without one of its ids (a chip's «×»). */
+export function withoutId(field: EditField, id: number): string {
+  return idsOf(field)
+    .filter((each) => each !== id)
+    .join(", ");
+}
+
 /** Why the field's value cannot be sent, or null when it can. */
 export function fieldError(field: EditField): string | null {
   const result = read(field);
