@@ -7,7 +7,6 @@ the function's code, as the rule target would.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
@@ -17,7 +16,7 @@ from typing import Any
 import boto3
 
 from functions.audit.app import AuditEvent, store
-from functions.expiry.app import ExpiryEvent
+from functions.expiry.app import ExpiryEvent, tell
 from local.sam_template import load_template
 from sstools_agent.chat.expired_cards import ExpiryRecorder
 
@@ -90,11 +89,10 @@ def start_expiry_pump(
     """The expiry function's rule: a card's expiry told in its conversation (`recorder` is the
     local chat function's)."""
 
-    def tell(envelope: dict[str, Any]) -> object:
-        expired = ExpiryEvent.model_validate(envelope)
-        return asyncio.run(recorder.tell(expired.detail.confirmation_id))
+    def told(envelope: dict[str, Any]) -> object:
+        return tell(recorder, ExpiryEvent.model_validate(envelope))
 
     pattern = rule_pattern("ExpiryFunction", "ExpiredCards")
     return start_rule_pump(
-        endpoint_url, region, bus_name, name="local-expiry", pattern=pattern, handle=tell
+        endpoint_url, region, bus_name, name="local-expiry", pattern=pattern, handle=told
     )

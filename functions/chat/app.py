@@ -37,7 +37,7 @@ from sstools_agent.chat.service import ChatService, OpenedTurn
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.chat_events import EventType
-from sstools_agent.domain.confirmations import CardWaits
+from sstools_agent.domain.confirmations import CardWaits, ConfirmationExpired
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
@@ -180,12 +180,24 @@ class ChatEndpoints:
         rules refuse is a run that ends in RUN_ERROR."""
         request_id = request_id_from(x_request_id)
         encoder = AgUiEncoder(body.thread_id, body.run_id)
+        chat_body = None
         try:
             chat_body = chat_request_of(body)
             opened = await self.service.open(
                 principal, chat_body, request_id=request_id, rules=rules_for(body)
             )
         except INTERRUPT_REFUSALS as refused:
+            if (
+                isinstance(refused, ConfirmationExpired)
+                and chat_body
+                and chat_body.action == "deny"
+            ):
+                # its expiry was told when the timer ended: a «no» to it has its answer
+                return StreamingResponse(
+                    iter([encoder.expiry_told()]),
+                    media_type=encoder.media_type,
+                    headers=STREAM_HEADERS,
+                )
             _, code, detail = refusal_of(refused)
             metadata = (
                 waiting_card(refused.confirmation) if isinstance(refused, CardWaits) else None

@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
-from sstools_agent.chat.expired_cards import ExpiryRecorder
+from sstools_agent.chat.expired_cards import ExpiryRecorder, ExpiryTold
 
 logger = Logger(service="sstools-agent-expiry")
 
@@ -36,6 +36,15 @@ class ExpiryEvent(EventBridgeModel):
     detail: ExpiredCard
 
 
+def tell(recorder: ExpiryRecorder, event: ExpiryEvent) -> ExpiryTold:
+    """Tells the event's expiry in its conversation; the turn's audit records leave before the
+    invocation ends (Lambda freezes the container between invocations)."""
+    try:
+        return asyncio.run(recorder.tell(event.detail.confirmation_id))
+    finally:
+        recorder.turns.audit.flush()
+
+
 def create_handler(
     recorder: ExpiryRecorder,
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
@@ -44,7 +53,7 @@ def create_handler(
     @logger.inject_lambda_context
     @event_parser(model=ExpiryEvent)
     def handler(event: ExpiryEvent, context: LambdaContext) -> dict[str, Any]:
-        told = asyncio.run(recorder.tell(event.detail.confirmation_id))
+        told = tell(recorder, event)
         logger.info("expiry", extra={"event_id": event.id, "told": told.value})
         return {"told": told.value, "event_id": event.id}
 

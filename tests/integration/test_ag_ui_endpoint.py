@@ -34,9 +34,12 @@ from pydantic import TypeAdapter
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.chat.expired_cards import ExpiryRecorder, ExpiryTold
 from sstools_agent.domain.audit import AuditKind
+from sstools_agent.wiring.chat import build_chat
 from tests.integration.test_chat_function import ChatServer
 from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
+from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -323,6 +326,26 @@ async def test_an_expired_interrupt_is_a_run_error_and_the_thread_goes_on(
     after = await a_run(chat, thread, message="какой статус у этого дашборда?")
     assert after.finished.outcome is not None
     assert after.finished.outcome.type == "success"
+
+
+async def test_a_cancel_after_the_expiry_was_told_at_expiry_time_resolves_the_interrupt(
+    quick_expiry_chat: ChatServer,
+):
+    # Given an interrupt whose timer ended and whose expiry the expiry function told
+    chat = quick_expiry_chat
+    thread, interrupt = await asked(chat)
+    await wait_for(lambda: confirmation_item(chat, interrupt.id)["status"] == "expired")
+    deps = build_chat(chat.stack.settings)
+    assert await ExpiryRecorder(deps.turns, deps.agent).tell(interrupt.id) == ExpiryTold.TOLD
+    # When HttpAgent cancels it, as it does an expired interrupt
+    cancelled = await a_run(
+        chat, thread, resume=[{"interruptId": interrupt.id, "status": "cancelled"}]
+    )
+    # Then the run succeeds: the interrupt is resolved as expired, nothing ran
+    assert cancelled.custom("ss-tools.confirm_resolved") == [{"result": "expired"}]
+    assert cancelled.finished.outcome is not None
+    assert cancelled.finished.outcome.type == "success"
+    assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
 
 
 async def test_new_input_while_an_interrupt_is_open_is_a_run_error_naming_it(chat: ChatServer):

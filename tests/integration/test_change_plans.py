@@ -291,3 +291,16 @@ async def test_each_write_reads_its_plan_from_the_upstream_in_words(
     assert tool not in text
     # And it binds the approval to what it read
     assert plan.digest is not None
+
+
+async def test_a_read_the_deployment_asks_to_confirm_has_no_plan_of_a_write(stack: AgentStack):
+    # Given a deployment that asks to confirm SQL reads too
+    settings = stack.settings.model_copy(update={"confirm_read_tools": ["superset_execute_sql"]})
+    for chat in make_chat(AgentStack(settings, stack.upstream)):
+        # When a SELECT gets its card
+        card = await card_for(
+            chat, "выполни sql `SELECT id FROM mart.employees`", role="engineer", page=DATASET_15
+        )
+        # Then the card is a read's, without a write's plan («сколько строк затронет»)
+        assert card["decision"]["operation"] == "read"
+        assert card["plan"] is None

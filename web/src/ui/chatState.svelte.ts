@@ -349,7 +349,8 @@ export class ChatState {
 
   /** The card's timer reached zero on the page: the card and its call say so at once. */
   expire(card: ConfirmItem): void {
-    if (card.state !== "pending") return;
+    // a decision on its way may still have made it: its answer says how the card ended
+    if (card.state !== "pending" || card.sending) return;
     card.state = "expired";
     this.settleCallOf(card);
   }

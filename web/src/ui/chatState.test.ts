@@ -223,6 +223,13 @@ describe("ChatState: a card confirmed with edits", () => {
     if (card.kind === "confirm") chat.expire(card);
     expect(card.kind === "confirm" && card.state).toBe("expired");
     expect(tool.kind === "tool" && tool.state).toBe("expired");
+    // (not while a decision is on its way: its answer says how the card ended)
+    const [other] = waiting().items.filter((i) => i.kind === "confirm");
+    if (other.kind === "confirm") {
+      other.sending = true;
+      chat.expire(other);
+      expect(other.state).toBe("pending");
+    }
     expect(TOOL_STATE_LABELS.expired).toBe(
       "не выполнялся — время подтверждения истекло, ничего не изменено",
     );

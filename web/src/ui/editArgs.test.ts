@@ -38,6 +38,8 @@ describe("the edit form's fields", () => {
     const fields = fieldsFor({ dashboard_ids: [10] });
     fields[0].text = " 11,12; 13 ";
     expect(editedArgs(fields)).toEqual({ dashboard_ids: [11, 12, 13] });
+    fields[0].text = "11, 11, 12";
+    expect(editedArgs(fields)).toEqual({ dashboard_ids: [11, 12] });
     for (const text of ["", "11, x", "1.5", "-2"]) {
       fields[0].text = text;
       expect(fieldError(fields[0])).toBe("Введите номера через запятую, например 10, 11");

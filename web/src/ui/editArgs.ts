@@ -63,7 +63,7 @@ function read(field: EditField): Read {
       const parts = field.text.split(/[\s,;]+/).filter((part) => part !== "");
       if (parts.length === 0 || !parts.every((part) => /^\d+$/.test(part)))
         return { ok: false, error: "Введите номера через запятую, например 10, 11" };
-      return { ok: true, value: parts.map(Number) };
+      return { ok: true, value: distinct(parts.map(Number)) };
     }
     case "boolean":
       return { ok: true, value: field.checked };
@@ -85,6 +85,11 @@ function read(field: EditField): Read {
 export function idsOf(field: EditField): number[] {
   const result = read(field);
   return field.kind === "ids" && result.ok ? (result.value as number[]) : [];
+}
+
+/** «10, 10, 11» read once each, in the order typed. */
+function distinct(ids: number[]): number[] {
+  return [...new Set(ids)];
 }
 
 /** The field without one of its ids (a chip's «×»). */

@@ -58,6 +58,23 @@ def _refusal(request: ToolCallRequest, content: str, artifact: dict[str, Any]) -
     )
 
 
+def cancelled_message(
+    tool: str, tool_call_id: str, args: dict[str, Any], reason: str
+) -> ToolMessage:
+    """The result of a call whose card was not confirmed (`reason`: denied, expired, …): the
+    model reads that nothing ran; the user's text is written from `args` (the card's)."""
+    return ToolMessage(
+        content=(
+            f"CANCELLED ({reason}): the user did not confirm {tool}; nothing was changed. "
+            "Do not retry unless the user asks."
+        ),
+        name=tool,
+        tool_call_id=tool_call_id,
+        status="error",
+        artifact={"event": CANCELLED, "reason": reason, "args": args},
+    )
+
+
 def with_file_blocks(
     messages: Sequence[AnyMessage], blocks: Sequence[dict[str, Any]]
 ) -> list[AnyMessage]:
@@ -204,14 +221,8 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             answer = ConfirmationAnswer.from_dict(interrupt(card.to_dict()))
         if answer.approved:
             return request, decision
-        reason = answer.result.value
-        return _refusal(
-            request,
-            f"CANCELLED ({reason}): the user did not confirm {name}; nothing was changed. "
-            "Do not retry unless the user asks.",
-            # the card's arguments: what the user is told was not run names them
-            {"event": CANCELLED, "reason": reason, "args": request.tool_call["args"]},
-        )
+        # the card's arguments: what the user is told was not run names them
+        return cancelled_message(name, call_id, request.tool_call["args"], answer.result.value)
 
     def _earlier_card(self, request: ToolCallRequest, context: AgentRunContext) -> str | None:
         """The tool of an earlier call of the same model message that needs a confirmation too.

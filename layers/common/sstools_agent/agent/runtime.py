@@ -23,7 +23,13 @@ from langgraph.types import Checkpointer, Command, Interrupt, StreamMode
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.event_mapping import EventMapper, map_agent_stream
 from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInterrupt
-from sstools_agent.agent.middleware import CANCELLED, FAILED, PolicyMiddleware, mark_edited
+from sstools_agent.agent.middleware import (
+    CANCELLED,
+    FAILED,
+    PolicyMiddleware,
+    cancelled_message,
+    mark_edited,
+)
 from sstools_agent.agent.plan_reads import PlanReader
 from sstools_agent.agent.prefetch import PrefetchedObject, prefetch_object
 from sstools_agent.agent.tools import build_tools
@@ -32,6 +38,7 @@ from sstools_agent.domain.attachment_content import (
     user_turn_text,
     without_attachment_blocks,
 )
+from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -225,8 +232,12 @@ class ChatAgent:
     async def plan(
         self, card: ConfirmationInterrupt, context: AgentRunContext
     ) -> ChangePlan | None:
-        """The plan of the call a card asks about, read as the user (None: its tool declares no
-        plan)."""
+        """The plan of the write (or the call with a cost) a card asks about, read as the user
+        (None: a read the deployment asks to confirm, or a tool that declares no plan)."""
+        spec = self.policy.catalog.get(card.tool)
+        paid = spec is not None and bool(spec.cost)
+        if card.decision.get("operation") != Operation.WRITE and not paid:
+            return None
         environment = card.decision.get("environment")
         return await self.plans.read(
             card.tool,
@@ -345,6 +356,18 @@ class ChatAgent:
             self._config(thread_id), {"messages": [message]}, as_node="tools"
         )
         return events + EventMapper(thread_id).on_tool_message(message)
+
+    async def close_expired(self, thread_id: str, pending: PendingConfirmation) -> list[ChatEvent]:
+        """Closes the call an expired card waits on, without running the model: the call is
+        cancelled in the checkpoint (the model reads so at the next message) and the user is
+        told `confirm_resolved(expired)` and the cancellation text. Nothing can run: no tool,
+        no model turn."""
+        reason = ConfirmationResult.EXPIRED
+        message = cancelled_message(pending.tool, pending.tool_call_id, pending.args, reason.value)
+        await self.graph.aupdate_state(
+            self._config(thread_id), {"messages": [message]}, as_node="tools"
+        )
+        return [ConfirmResolved(reason), *EventMapper(thread_id).on_tool_message(message)]
 
     @staticmethod
     def card_of(thread_id: str, pending: PendingConfirmation) -> ConfirmRequired:

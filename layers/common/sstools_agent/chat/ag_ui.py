@@ -286,6 +286,18 @@ class AgUiEncoder:
         self._ended = True
         return self._encode([*self._opening(), error])
 
+    def expiry_told(self) -> bytes:
+        """A whole run for a «no» to an interrupt whose expiry was told already (at expiry
+        time): it is resolved, as expired, and nothing ran; the run succeeds."""
+        self._ended = True
+        resolved = CustomEvent(
+            name=CONFIRM_RESOLVED, value={"result": ConfirmationResult.EXPIRED.value}
+        )
+        finished = RunFinishedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, outcome=RunFinishedSuccessOutcome()
+        )
+        return self._encode([*self._opening(), resolved, finished])
+
     def _encode(self, events: list[BaseEvent]) -> bytes:
         return "".join(self._sse.encode(event) for event in events).encode()
 

@@ -3,10 +3,10 @@ message.
 
 The confirmation's state machine marks the card `expired` when its timer runs out and publishes
 `confirmation_decided` with `decision.result = expired` on the audit bus; a rule hands that
-event to the expiry function (`functions/expiry/app.py`), which resolves the waiting call here,
-as the card's user, exactly as an answer to an expired card does: the checkpoint closes the
-call as not run, and the conversation's history gets `confirm_resolved(expired)` and the
-cancellation text, at expiry time. Nothing is sent upstream: the run offers the model no tools.
+event to the expiry function (`functions/expiry/app.py`), which closes the waiting call here:
+under the conversation's lock, the card is answered as decided by its timer, the call is
+cancelled in the checkpoint without a model turn (nothing can run: no tool, no model), and the
+history gets `confirm_resolved(expired)` and the cancellation text, at expiry time.
 
 It is a best effort with a backstop: a conversation another run holds (a turn under way), or one
 that no longer waits on the card (it was answered, or told already), is left as it is, and the
@@ -16,12 +16,13 @@ next access resolves the card as before (`ChatTurns._settle_confirmation`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from enum import StrEnum
 
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.runtime import ChatAgent
-from sstools_agent.chat.turns import ChatTurns
+from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation
+from sstools_agent.chat.turns import ChatTurns, PreparedTurn
+from sstools_agent.domain.chat_events import ChatEvent, ErrorEvent
 from sstools_agent.domain.confirmations import (
     ConfirmationDecided,
     ConfirmationExpired,
@@ -30,13 +31,8 @@ from sstools_agent.domain.confirmations import (
 )
 from sstools_agent.domain.conversations import ConversationArchived, ConversationBusy
 from sstools_agent.domain.identity import Principal
-from sstools_agent.domain.roles import Role
-from sstools_agent.domain.tool_routing import Intent, RoutingDecision
 
 logger = logging.getLogger(__name__)
-
-_NO_TOOLS = RoutingDecision(Intent.UNKNOWN, (), (), (), ())
-"""The expiry's run may only say what happened: the model is offered no tool."""
 
 
 class ExpiryTold(StrEnum):
@@ -49,7 +45,9 @@ class ExpiryTold(StrEnum):
     ALREADY_SETTLED = "already_settled"
     """The conversation no longer waits on the card: answered, or told already."""
     LEFT_FOR_NEXT_ACCESS = "left_for_next_access"
-    """Another run holds the conversation: its next access tells it."""
+    """Another run holds the conversation, or closing failed: its next access tells it."""
+    ARCHIVED = "archived"
+    """The conversation was deleted: nobody will read it."""
 
 
 class ExpiryRecorder:
@@ -59,38 +57,53 @@ class ExpiryRecorder:
         self.turns, self.agent = turns, agent
 
     async def tell(self, confirmation_id: str) -> ExpiryTold:
-        """Resolves the call `confirmation_id`'s card waits on as expired, in its conversation."""
+        """Closes the call `confirmation_id`'s card waits on as expired, in its conversation."""
+        turn = await self._locked(confirmation_id)
+        if isinstance(turn, ExpiryTold):
+            return turn
+        if turn.pending is None or turn.confirmation is None:  # (prepare names both)
+            return ExpiryTold.ALREADY_SETTLED
+        # No agent run: the history is written as a turn's, from the closing events alone
+        user = turn.confirmation.user
+        context = AgentRunContext(Principal(user, None, (), "", 0), None, "")
+        closing = self._closed(turn.conversation.conversation_id, confirmation_id, turn.pending)
+        failed = False
+        async for _, event in self.turns.stream(turn, context, closing):
+            failed = failed or isinstance(event, ErrorEvent)
+        if failed:
+            return ExpiryTold.LEFT_FOR_NEXT_ACCESS
+        logger.info("expiry told", extra={"confirmation_id": confirmation_id})
+        return ExpiryTold.TOLD
+
+    async def _locked(self, confirmation_id: str) -> PreparedTurn | ExpiryTold:
+        """The conversation held for telling the card's expiry, or why it is not told here."""
         confirmation = await self.turns.confirmations.get(confirmation_id)
         if confirmation is None or confirmation.status is not ConfirmationStatus.EXPIRED:
             return ExpiryTold.NOT_EXPIRED
-        conversation_id = confirmation.conversation_id
-        conversation = await self.turns.store.get(conversation_id)
+        conversation = await self.turns.store.get(confirmation.conversation_id)
         if conversation is None or conversation.pending_confirmation_id != confirmation_id:
             return ExpiryTold.ALREADY_SETTLED
-        pending = await self.agent().pending_confirmation(conversation_id)
-        if pending is None or pending.fingerprint != confirmation.fingerprint:
-            return ExpiryTold.ALREADY_SETTLED
         try:
-            # An answer to an expired card resolves it as expired (and runs nothing)
-            turn = await self.turns.prepare(
+            # The card answered as its timer decided it (an answer to an expired card resolves
+            # it as expired): the lock, and the card's call checked to be the one waiting
+            return await self.turns.prepare(
                 owner=confirmation.user,
-                conversation_id=conversation_id,
+                conversation_id=confirmation.conversation_id,
                 action="deny",
                 message=None,
                 confirmation_id=confirmation_id,
                 ui_context=None,
             )
-        except (ConversationBusy, ConversationArchived):
+        except ConversationBusy:
             return ExpiryTold.LEFT_FOR_NEXT_ACCESS
+        except ConversationArchived:
+            return ExpiryTold.ARCHIVED
         except (ConfirmationDecided, ConfirmationExpired, NoPendingConfirmationError):
             return ExpiryTold.ALREADY_SETTLED
-        # The card was made for this user with a role the call needs: the resumed call is
-        # checked as it was (nothing runs: the answer is the expiry)
-        required = (pending.decision.get("permission") or {}).get("required_role")
-        role = Role(required) if required in set(Role) else None
-        principal = Principal(confirmation.user, role, (role.value,) if role else (), "", 0)
-        context = AgentRunContext(principal, None, service_token="", routing=_NO_TOOLS)
-        async for _ in self.turns.stream(turn, context):
-            pass
-        logger.info("expiry told", extra={"confirmation_id": confirmation_id})
-        return ExpiryTold.TOLD
+
+    async def _closed(
+        self, conversation_id: str, confirmation_id: str, pending: PendingConfirmation
+    ) -> AsyncGenerator[ChatEvent]:
+        for event in await self.agent().close_expired(conversation_id, pending):
+            yield event
+        await self.turns.store.clear_pending_confirmation(conversation_id, confirmation_id)

@@ -1052,12 +1052,16 @@ class ChatTurns:
         return event.held_as(confirmation.confirmation_id, confirmation.expires_iso, shown_plan)
 
     async def stream(
-        self, turn: PreparedTurn, context: AgentRunContext
+        self,
+        turn: PreparedTurn,
+        context: AgentRunContext,
+        events: AsyncGenerator[ChatEvent] | None = None,
     ) -> AsyncGenerator[tuple[str | None, ChatEvent]]:
         """The turn's events with their SSE ids (None for a Notice, which is not stored);
-        stores events, history, and releases the lock."""
+        stores events, history, and releases the lock. `events` replaces the agent's run (a
+        card closed without one: its expiry)."""
         conversation_id = turn.conversation.conversation_id
-        events = self._events(turn, context)
+        events = events if events is not None else self._events(turn, context)
         ledger = _TurnLedger(
             turn,
             events,

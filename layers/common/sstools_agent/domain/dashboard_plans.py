@@ -72,7 +72,7 @@ class CommitPlan:
         else:
             now = git_state(dashboard) or "git-статус неизвестен"
             line = f"{now}; будет сделан коммит {into}{message}"
-        git_now = [git.get("status"), git.get("last_commit")]
+        git_now = [git.get("status"), git.get("branch"), git.get("last_commit")]
         state = {"dashboard": [*(stamp(dashboard) or []), *git_now]}
         return ChangePlan(title, (line,), state)
 
@@ -112,7 +112,10 @@ class BranchPlan:
             start = f" от {git['branch']}" if git.get("branch") else ""
             last = f" (последний коммит {git['last_commit']})" if git.get("last_commit") else ""
             line = f"{now}новая ветка будет создана{start}{last}"
-        state = {"branches": sorted(branches), "last_commit": git.get("last_commit")}
+        state = {
+            "branches": sorted(branches),
+            "from": [git.get("branch"), git.get("last_commit")],
+        }
         return ChangePlan(title, (line,), state)
 
     def unread(self, args: Mapping[str, Any], env_id: str | None, why: str) -> ChangePlan:

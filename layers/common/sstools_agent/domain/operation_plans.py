@@ -73,7 +73,9 @@ class MigrationPlan:
         lines.append(f"конфликты: {'; '.join(conflicts)}" if conflicts else "конфликтов нет")
         state = {
             "status": migration.get("status"),
+            "route": [migration.get("source_env_id"), migration.get("target_env_id")],
             "objects": sorted([str(o.get("dashboard_id")), str(o.get("action"))] for o in objects),
+            "mappings": dict(sorted(mappings.items())),
             "conflicts": conflicts,
         }
         return ChangePlan(_migration_title(args, migration), tuple(lines), state)
