@@ -1,5 +1,5 @@
 """The expiry function's entry point (`main.handler`): the chat function's collaborators built
-once, at import (Lambda's init phase)."""
+once, at import (Lambda's init phase), without the tool router (no embeddings to warm)."""
 
 from __future__ import annotations
 
@@ -9,5 +9,5 @@ from sstools_agent.chat.expired_cards import ExpiryRecorder
 from sstools_agent.settings import ChatSettings
 from sstools_agent.wiring.chat import build_chat
 
-deps = build_chat(ChatSettings())
+deps = build_chat(ChatSettings(), routed=False)  # it closes cards; it routes no message
 handler = create_handler(ExpiryRecorder(deps.turns, deps.agent))

@@ -161,14 +161,15 @@ def chat_attachments_from(settings: ChatSettings) -> ChatAttachments:
     )
 
 
-def agent_from(settings: ChatSettings) -> Callable[[], ChatAgent]:
+def agent_from(settings: ChatSettings, *, routed: bool = True) -> Callable[[], ChatAgent]:
     """The agent, built once and then shared by every turn (its graph is stateless:
     conversations live in the checkpointer). The chat function builds it while Lambda
-    initialises the container (main.py); the router's embeddings warm in the background."""
+    initialises the container (main.py); the router's embeddings warm in the background.
+    Without `routed` (the expiry function, which routes no message) there is no router."""
 
     @functools.cache
     def agent() -> ChatAgent:
-        router = tool_router_from(settings, warm_in_background=True)
+        router = tool_router_from(settings, warm_in_background=True) if routed else None
         return ChatAgent(
             build_chat_model(settings),
             checkpointer_from(settings),
@@ -182,10 +183,11 @@ def agent_from(settings: ChatSettings) -> Callable[[], ChatAgent]:
     return agent
 
 
-def build_chat(settings: ChatSettings) -> ChatDeps:
-    """The chat function's collaborators, wired to AWS as `settings` say."""
+def build_chat(settings: ChatSettings, *, routed: bool = True) -> ChatDeps:
+    """The chat function's collaborators, wired to AWS as `settings` say (without `routed`: an
+    agent without the tool router, for the expiry function)."""
     return ChatDeps(
-        agent=agent_from(settings),
+        agent=agent_from(settings, routed=routed),
         store=conversation_store_from(settings),
         confirmations=confirmation_store_from(settings),
         workflow=confirmation_workflow_from(settings),
