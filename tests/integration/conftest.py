@@ -10,7 +10,6 @@ import pytest
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.settings import Settings
-from tests.integration.test_chat_function import ChatServer
 from tests.support.agent_stack import (
     AgentStack,
     MemoryAudit,
@@ -20,6 +19,7 @@ from tests.support.agent_stack import (
     stack_over,
 )
 from tests.support.aws import aws_stack
+from tests.support.chat_server import ChatServer
 
 
 @pytest.fixture(scope="session")

@@ -37,9 +37,9 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.expired_cards import ExpiryRecorder, ExpiryTold
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
-from tests.integration.test_chat_function import ChatServer
 from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
 from tests.support.chat_http import confirmation_item, wait_for
+from tests.support.chat_server import ChatServer
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio

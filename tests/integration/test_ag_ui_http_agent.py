@@ -22,8 +22,8 @@ import pytest
 
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.integration.test_chat_function import ChatServer
 from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
+from tests.support.chat_server import ChatServer
 from tests.support.seed import DASHBOARD_10
 
 CLIENT_DIR = Path(__file__).resolve().parents[1] / "ag_ui_client"

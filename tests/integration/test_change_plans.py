@@ -12,9 +12,8 @@ import pytest
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.tool_catalog import CATALOG
-from tests.integration.test_chat_function import ChatServer, post_stream
-from tests.integration.test_confirmations import make_chat
 from tests.support.agent_stack import AgentStack
+from tests.support.chat_server import ChatServer, make_chat, post_stream
 from tests.support.seed import DASHBOARD_10, DATASET_15
 
 pytestmark = pytest.mark.anyio

@@ -7,10 +7,8 @@ streaming with a small pause between words so that time shows in the stream.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -18,13 +16,13 @@ import pytest
 
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
-from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.turns import STOPPED_TEXT
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.conversations import MessageRole
 from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app, user_issuer
 from tests.support.chat_http import STATUS, Received, sse_events
+from tests.support.chat_server import ChatServer, post_stream
 from tests.support.events import as_http_request, load_event
 from tests.support.seed import DASHBOARD_10
 
@@ -33,41 +31,12 @@ pytestmark = pytest.mark.anyio
 WORD_DELAY_S = 0.02
 
 
-@dataclass
-class ChatServer:
-    url: str
-    stack: AgentStack
-    store: DynamoDBConversationStore
-    audit: MemoryAudit
-    tokens: dict[str, str] = field(default_factory=dict)
-
-    def headers(self, role: str = "engineer", **extra: str) -> dict[str, str]:
-        if role not in self.tokens:
-            issuer = user_issuer(self.stack.settings)
-            self.tokens[role] = issuer.issue(f"user.{role}", 600, {"roles": [role]}).token
-        return {"Authorization": f"Bearer {self.tokens[role]}", **extra}
-
-
 @pytest.fixture
 def chat(stack: AgentStack) -> Iterator[ChatServer]:
     audit = MemoryAudit()
     app, store, _ = chat_app(stack, OfflineChatModel(token_delay_s=WORD_DELAY_S), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
-
-
-async def post_stream(
-    chat: ChatServer, body: dict[str, Any], role: str = "engineer", **headers: str
-) -> tuple[int, list[Received], dict[str, Any] | None]:
-    async with (
-        httpx.AsyncClient(timeout=30) as client,
-        client.stream(
-            "POST", f"{chat.url}/api/agent/chat", json=body, headers=chat.headers(role, **headers)
-        ) as response,
-    ):
-        if response.status_code != 200:
-            return response.status_code, [], json.loads(await response.aread())
-        return 200, [e async for e in sse_events(response)], None
 
 
 def text_of(events: list[Received]) -> str:

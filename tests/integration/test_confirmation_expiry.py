@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_chat_function import ChatServer
-from tests.integration.test_confirmations import answer_card, ask, deploys, make_chat
 from tests.support.agent_stack import AgentStack
 from tests.support.chat_http import confirmation_item, wait_for
+from tests.support.chat_server import ChatServer, answer_card, ask, deploys, make_chat
 
 pytestmark = pytest.mark.anyio
 REFUSED_AT_EXPIRY = {"ALREADY_DECIDED", "CONFIRMATION_EXPIRED", "CONVERSATION_BUSY"}

@@ -26,9 +26,9 @@ from sstools_agent.domain.confirmations import ConfirmationStatus
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import ObjectType
 from sstools_agent.wiring.adapters import confirmation_store_from
-from tests.integration.test_chat_function import ChatServer, post_stream
 from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app, user_issuer
 from tests.support.chat_http import confirmation_item, in_flight, sse_events, wait_for
+from tests.support.chat_server import ChatServer, post_stream
 from tests.support.models import ScriptedModel
 from tests.support.seed import DASHBOARD_10
 

@@ -16,16 +16,12 @@ import boto3
 import pytest
 
 from local.sam_template import load_template
-from local.servers import serve
-from sstools_agent.adapters.audit import EventBridgeAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.integration.test_chat_function import ChatServer, post_stream
-from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
+from tests.support.agent_stack import AgentStack
 from tests.support.chat_http import confirmation_item, wait_for
+from tests.support.chat_server import ChatServer, answer_card, ask, deploys, make_chat, post_stream
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
-DEPLOY = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
 # The audit function's own rule pattern, from the template: the tap sees what the function sees.
 AUDIT_PATTERN = load_template()["Resources"]["AuditFunction"]["Properties"]["Events"][
     "AuditEvents"
@@ -61,20 +57,6 @@ def audit_queue(stack: AgentStack) -> str:
     return str(url)
 
 
-def make_chat(stack: AgentStack, **settings: Any) -> Iterator[ChatServer]:
-    stack.settings = stack.settings.model_copy(update=settings)
-    # The real audit producer: records go to the audit bus, where the SQS tap can see them.
-    bus = EventBridgeAuditSink(
-        stack.settings.audit_bus_name,
-        region=stack.settings.aws_region,
-        endpoint_url=stack.settings.aws_endpoint_url,
-    )
-    app, store, _ = chat_app(stack, OfflineChatModel(), bus)
-    with serve(app, lifespan="on") as url:
-        yield ChatServer(url, stack, store, MemoryAudit())
-    bus.flush()
-
-
 @pytest.fixture
 def chat(stack: AgentStack) -> Iterator[ChatServer]:
     yield from make_chat(stack)
@@ -83,13 +65,6 @@ def chat(stack: AgentStack) -> Iterator[ChatServer]:
 @pytest.fixture
 def quick_chat(stack: AgentStack) -> Iterator[ChatServer]:
     yield from make_chat(stack, confirmation_timeout_s=2)
-
-
-async def ask(chat: ChatServer, role: str = "engineer") -> tuple[str, dict[str, Any]]:
-    status, events, _ = await post_stream(chat, DEPLOY, role=role)
-    assert status == 200
-    card = next(e for e in events if e.type == "confirm_required").data["metadata"]
-    return events[-1].data["metadata"]["conversation_id"], card
 
 
 def execution(chat: ChatServer, confirmation_id: str) -> dict[str, Any]:
@@ -118,25 +93,6 @@ def audit_decisions(chat: ChatServer, queue: str, conversation: str) -> list[str
         for e in audit_events(chat, queue, conversation)
         if e["kind"] == "confirmation_decided"
     ]
-
-
-def deploys(chat: ChatServer) -> int:
-    return chat.stack.upstream.plan.requests("POST", "/api/dashboards/deploy")
-
-
-async def answer_card(
-    chat: ChatServer, conversation: str, card: dict[str, Any], action: str, role: str = "engineer"
-) -> tuple[int, list[Any], dict[str, Any] | None]:
-    return await post_stream(
-        chat,
-        {
-            "action": action,
-            "conversation_id": conversation,
-            "confirmation_id": card["confirmation_id"],
-            "ui_context": DASHBOARD_10,
-        },
-        role=role,
-    )
 
 
 async def test_the_card_is_held_by_an_execution_with_its_task_token(chat, audit_queue):

@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_chat_function import ChatServer, post_stream
-from tests.integration.test_confirmations import answer_card, make_chat
 from tests.support.agent_stack import AgentStack
 from tests.support.chat_http import confirmation_item, wait_for
+from tests.support.chat_server import ChatServer, answer_card, make_chat, post_stream
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio

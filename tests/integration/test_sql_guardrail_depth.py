@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_chat_function import ChatServer, post_stream
 from tests.support.chat_http import Received, edit, one, types
+from tests.support.chat_server import ChatServer, post_stream
 from tests.support.seed import DATASET_15
 
 pytestmark = pytest.mark.anyio

@@ -14,9 +14,9 @@ import pytest
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.integration.test_chat_function import ChatServer
 from tests.support.agent_stack import AgentStack, MemoryAudit, SampleUpstream, chat_app
 from tests.support.chat_http import STATUS
+from tests.support.chat_server import ChatServer
 
 pytestmark = pytest.mark.anyio
 HEARTBEAT_S = 0.2

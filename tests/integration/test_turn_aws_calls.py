@@ -18,7 +18,6 @@ import pytest
 from local.servers import serve
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.integration.test_chat_function import ChatServer, post_stream
 from tests.support.agent_stack import AgentStack, MemoryAudit, SampleUpstream, chat_app, minted_once
 from tests.support.aws_calls import (
     CONFIRM_RESOLVED,
@@ -28,6 +27,7 @@ from tests.support.aws_calls import (
     TurnCalls,
 )
 from tests.support.chat_http import STATUS, confirmation_item, wait_for
+from tests.support.chat_server import ChatServer, post_stream
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
