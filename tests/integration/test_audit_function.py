@@ -5,26 +5,16 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 import boto3
 import pytest
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.audit import app as audit_function
 from sstools_agent.domain.audit import AuditKind, AuditRecord, EmissionClock
 from sstools_agent.wiring.audit import build_audit
 from tests.support.agent_stack import AgentStack
-from tests.support.events import load_event
-
-
-@dataclass
-class Context(LambdaContext):
-    function_name: str = "AuditFunction"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:eu-central-1:123456789012:function:AuditFunction"
-    aws_request_id: str = "req-1"
+from tests.support.events import LambdaInvocation, load_event
 
 
 @pytest.fixture
@@ -40,10 +30,10 @@ def table(stack: AgentStack, monkeypatch: pytest.MonkeyPatch):
 def test_events_are_stored_once_and_found_by_user_and_by_conversation(table):
     tool = load_event("audit_tool_called")
     decided = load_event("audit_confirmation_decided")
-    assert audit_function.handler(tool, Context())["stored"] is True
-    assert audit_function.handler(decided, Context())["stored"] is True
+    assert audit_function.handler(tool, LambdaInvocation())["stored"] is True
+    assert audit_function.handler(decided, LambdaInvocation())["stored"] is True
     # A redelivered event is not stored twice (append-only, idempotent)
-    assert audit_function.handler(tool, Context())["stored"] is False
+    assert audit_function.handler(tool, LambdaInvocation())["stored"] is False
     by_user = table.query(
         KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": "USER#egor.engineer"}
     )["Items"]
@@ -59,7 +49,7 @@ def test_events_are_stored_once_and_found_by_user_and_by_conversation(table):
 
 def test_a_malformed_event_is_refused():
     with pytest.raises(Exception, match="validation error"):
-        audit_function.handler({"detail": "not an EventBridge event"}, Context())
+        audit_function.handler({"detail": "not an EventBridge event"}, LambdaInvocation())
 
 
 def test_records_of_one_second_keep_the_order_they_were_emitted_in(table):
@@ -81,7 +71,7 @@ def test_records_of_one_second_keep_the_order_they_were_emitted_in(table):
     ]
     # When the audit function stores them, in a shuffled delivery order
     for event in random.Random(7).sample(events, len(events)):  # noqa: S311 (not security)
-        assert audit_function.handler(event, Context())["stored"] is True
+        assert audit_function.handler(event, LambdaInvocation())["stored"] is True
     # Then both listings return them in emission order
     by_conversation = query_all(
         table,

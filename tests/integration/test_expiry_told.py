@@ -12,11 +12,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.expiry.app import create_handler
 from local.bus_rules import start_expiry_pump
@@ -25,18 +23,11 @@ from sstools_agent.wiring.chat import build_chat
 from tests.support.agent_stack import AgentStack
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer, ask, deploys, make_chat, post_stream
+from tests.support.events import LambdaInvocation
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
 EXPIRED_TEXT = "время подтверждения истекло"
-
-
-@dataclass
-class Context(LambdaContext):
-    function_name: str = "ExpiryFunction"
-    memory_limit_in_mb: int = 1024
-    invoked_function_arn: str = "arn:aws:lambda:eu-central-1:123456789012:function:Expiry"
-    aws_request_id: str = "req-1"
 
 
 @pytest.fixture
@@ -121,7 +112,9 @@ async def test_the_expiry_function_leaves_a_card_answered_in_time_as_it_was(chat
     assert status == 200
     before = await chat.store.messages(conversation)
     # An expiry event for it (a redelivery, or one sent by hand) changes nothing
-    answer = await asyncio.to_thread(handler, event_for(card["confirmation_id"]), Context())
+    answer = await asyncio.to_thread(
+        handler, event_for(card["confirmation_id"]), LambdaInvocation()
+    )
     assert answer["told"] == ExpiryTold.NOT_EXPIRED
     assert await chat.store.messages(conversation) == before
 

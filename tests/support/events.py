@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 
 
@@ -37,3 +39,13 @@ def as_http_request(event: dict[str, Any]) -> HttpRequest:
     raw = event.get("body") or ""
     body = base64.b64decode(raw) if event.get("isBase64Encoded") else raw.encode()
     return HttpRequest(method, path, dict(event.get("headers") or {}), body)
+
+
+@dataclass
+class LambdaInvocation(LambdaContext):
+    """The Lambda context a rule target's handler is invoked with (what Powertools reads)."""
+
+    function_name: str = "Function"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:eu-central-1:123456789012:function:Function"
+    aws_request_id: str = "req-1"
