@@ -34,7 +34,7 @@ from pydantic import TypeAdapter
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.chat.expired_cards import ExpiryRecorder, ExpiryTold
+from sstools_agent.chat.expired_cards import ExpiryTold
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
 from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
@@ -336,7 +336,7 @@ async def test_a_cancel_after_the_expiry_was_told_at_expiry_time_resolves_the_in
     thread, interrupt = await asked(chat)
     await wait_for(lambda: confirmation_item(chat, interrupt.id)["status"] == "expired")
     deps = build_chat(chat.stack.settings)
-    assert await ExpiryRecorder(deps.turns, deps.agent).tell(interrupt.id) == ExpiryTold.TOLD
+    assert await deps.expiry_recorder().tell(interrupt.id) == ExpiryTold.TOLD
     # When HttpAgent cancels it, as it does an expired interrupt
     cancelled = await a_run(
         chat, thread, resume=[{"interruptId": interrupt.id, "status": "cancelled"}]

@@ -39,7 +39,7 @@ def recorder(chat: ChatServer) -> ExpiryRecorder:
     """The expiry function's code over the chat function's collaborators (a container of its
     own: a fresh agent over the same checkpoints)."""
     deps = build_chat(chat.stack.settings)
-    return ExpiryRecorder(deps.turns, deps.agent)
+    return deps.expiry_recorder()
 
 
 def said(messages: list[Any]) -> str:

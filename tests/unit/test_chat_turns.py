@@ -22,7 +22,8 @@ from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.attachments import ChatAttachments
-from sstools_agent.chat.turns import ChatTurns, PreparedTurn
+from sstools_agent.chat.prepared_turn import PreparedTurn
+from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attachments import AttachmentLimits
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.chat_events import ChatEvent, EventType, StreamEnd, StreamToken, Text
@@ -320,7 +321,7 @@ async def test_a_follower_gets_the_events_a_run_stored_as_it_ended(policy: ToolP
         await store.finish_turn(conversation_id, turn.run_id, len(wires), "2026-12-02T00:00:00Z")
 
     store.ending = end_the_run
-    replayed = [event async for _, event in chat.turns.follow(follower, limit_s=5)]
+    replayed = [event async for _, event in chat.turns.replay(follower, limit_s=5)]
     # Then the follower has the whole answer and the run's own end, not a cut-off one
     assert [event.to_wire() for event in replayed] == wires
 
@@ -332,7 +333,7 @@ async def test_a_reconnect_replays_what_the_client_missed(chat: Chat):
     resume = await chat.prepare(
         "egor", None, conversation_id=conversation_id, action="resume", resume_after=2
     )
-    replayed = [pair async for pair in chat.turns.follow(resume, limit_s=1)]
+    replayed = [pair async for pair in chat.turns.replay(resume, limit_s=1)]
     assert [sse_id for sse_id, _ in replayed] == [sse_id for sse_id, _ in streamed[2:]]
     assert [e.to_wire() for _, e in replayed] == [e.to_wire() for _, e in streamed[2:]]
 
@@ -349,7 +350,7 @@ async def test_a_reconnect_after_a_stale_confirm_whose_new_card_was_never_held_s
     resume = await chat.prepare(
         "egor", None, conversation_id=conversation_id, action="resume", resume_after=999
     )
-    said = [e for _, e in [pair async for pair in chat.turns.follow(resume, limit_s=1)]]
+    said = [e for _, e in [pair async for pair in chat.turns.replay(resume, limit_s=1)]]
     # Then it is told why nothing ran, not that a new message cancelled it
     told = " ".join(e.text for e in said if isinstance(e, Text))
     assert "карточка устарела" in told, told

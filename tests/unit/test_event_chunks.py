@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from sstools_agent.adapters.dynamodb.items import event_chunks
-from sstools_agent.chat.turns import FLUSH_EVERY_EVENTS
+from sstools_agent.chat.event_log import FLUSH_EVERY_EVENTS
 from sstools_agent.domain.chat_events import StreamToken
 from sstools_agent.domain.tool_outputs import MAX_ITEM_BYTES
 
