@@ -42,7 +42,7 @@ async def scored(runner: ScenarioRunner, scenario_set: ScenarioSet) -> SetReport
     return score(scenario_set.value, [await runner.run(s) for s in load(scenario_set)])
 
 
-@pytest.mark.parametrize("scenario_set", list(ScenarioSet), ids=lambda s: s.value)
+@pytest.mark.parametrize("scenario_set", list(FLOORS), ids=lambda s: s.value)
 async def test_the_offline_model_meets_its_floor_and_never_leaves_the_scope(
     runner: ScenarioRunner, scenario_set: ScenarioSet
 ):
