@@ -23,6 +23,7 @@ from evaluation.scoring import Call, Observed
 from functions.chat.app import create_app as create_chat_app
 from local.demo_users import DEMO_USERS
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmRequired,
@@ -41,7 +42,6 @@ from sstools_agent.settings import Settings
 from sstools_agent.wiring.chat import build_chat
 from tests.support.agent_stack import (
     AgentStack,
-    NoAudit,
     local_aws_and_upstream,
     minted_service_tokens,
     user_issuer,
@@ -196,7 +196,7 @@ def chat_function_app(settings: Settings) -> Any:
     parts swapped for a run without the REST API: service tokens are minted directly, and
     nothing is audited."""
     deps = replace(
-        build_chat(settings), audit=NoAudit(), service_token=minted_service_tokens(settings)
+        build_chat(settings), audit=MemoryAuditSink(), service_token=minted_service_tokens(settings)
     )
     router = deps.agent().router
     if router is not None:

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.settings import Settings
 from tests.support.agent_stack import (
     AgentStack,
-    MemoryAudit,
     SampleUpstream,
     chat_app,
     sample_upstream,
@@ -65,7 +65,7 @@ def fresh_upstream(upstream_server: SampleUpstream) -> SampleUpstream:
 def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
     """One chat server (offline model, audit in memory) for a module whose tests use
     conversations of their own; a module may override it (another model, say)."""
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, store, _ = chat_app(module_stack, OfflineChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, module_stack, store, audit)

@@ -33,11 +33,12 @@ from pydantic import TypeAdapter
 
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.expired_cards import ExpiryTold
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
+from tests.support.agent_stack import AgentStack, chat_app
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer
 from tests.support.seed import DASHBOARD_10
@@ -51,7 +52,7 @@ READS = ("GET", "/api/environments/ss-dev/dashboards")
 
 
 def make_chat(stack: AgentStack, model: OfflineChatModel | None = None) -> Iterator[ChatServer]:
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, store, _ = chat_app(stack, model or OfflineChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)

@@ -17,8 +17,9 @@ import pytest
 
 from local.servers import serve
 from sstools_agent.adapters.audit import EventBridgeAuditSink
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.support.agent_stack import AgentStack, MemoryAudit, SampleUpstream, chat_app, minted_once
+from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, minted_once
 from tests.support.aws_calls import (
     CONFIRM_RESOLVED,
     FIRST_EVENT,
@@ -68,7 +69,7 @@ def traced_chat(module_stack: AgentStack) -> Iterator[TracedChat]:
         module_stack, OfflineChatModel(), bus, service_token=minted_once(settings)
     )
     with serve(trace.marking(app), lifespan="on") as url, trace.installed():
-        yield TracedChat(ChatServer(url, module_stack, store, MemoryAudit()), trace)
+        yield TracedChat(ChatServer(url, module_stack, store, MemoryAuditSink()), trace)
 
 
 @pytest.fixture

@@ -23,7 +23,6 @@ from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent, InMemoryConfirmedCall
-from sstools_agent.domain.audit import AuditRecord
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwksKeys
 from sstools_agent.domain.ports import BlobStore
@@ -41,29 +40,6 @@ from sstools_agent.wiring.chat import build_chat, tool_policy_from
 from tests.support.aws import aws_subprocess_stack
 
 user_issuer = user_token_issuer_from
-
-
-class NoAudit:
-    """An audit sink that keeps nothing, for runs that measure or score, not audit."""
-
-    def emit(self, record: object) -> None:
-        """Nothing is kept."""
-
-    def flush(self) -> None:
-        """Nothing is held."""
-
-
-class MemoryAudit:
-    """An audit sink that keeps its records in memory, for tests that read them."""
-
-    def __init__(self) -> None:
-        self.records: list[AuditRecord] = []
-
-    def emit(self, record: AuditRecord) -> None:
-        self.records.append(record)
-
-    def flush(self) -> None:
-        """Nothing is held."""
 
 
 @contextmanager

@@ -24,11 +24,11 @@ from local.gateway import LocalGateway
 from local.page import LOCAL_BUILD, PageConfig, page_app
 from local.servers import serve
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
 from sstools_agent.wiring.api import build_api
 from tests.support.agent_stack import (
     AgentStack,
-    NoAudit,
     RecordingOfflineModel,
     chat_app,
     minted_service_tokens,
@@ -148,7 +148,7 @@ def page_stack(
     """The chat and REST functions and the built page behind the local gateway, under uvicorn."""
     model = FlakyOfflineModel(knobs=ModelKnobs(token_delay_s=token_delay_s))
     switch = ServiceTokenSwitch(stack)
-    chat, store, _ = chat_app(stack, model, audit=NoAudit(), service_token=switch)
+    chat, store, _ = chat_app(stack, model, audit=MemoryAuditSink(), service_token=switch)
     api = create_api_app(build_api(stack.settings))
     # Tests do not wait 5 x 5 s for an unreachable backend: the page's config says how long.
     config: PageConfig = {

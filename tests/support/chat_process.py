@@ -34,11 +34,11 @@ import uvicorn
 from functions.chat.app import create_app
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import NoAudit, minted_service_tokens
+from tests.support.agent_stack import minted_service_tokens
 
 settings = Settings()
 deps = dataclasses.replace(
-    build_chat(settings), service_token=minted_service_tokens(settings), audit=NoAudit()
+    build_chat(settings), service_token=minted_service_tokens(settings), audit=MemoryAuditSink()
 )
 # As every server of the apps: the peer is the socket's, never a loopback caller's X-Forwarded-For
 uvicorn.run(

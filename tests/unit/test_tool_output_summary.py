@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sstools_agent.domain.tool_output_summary import (
@@ -140,7 +140,6 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(_json)
 def test_any_output_becomes_valid_json_within_the_budget(output):
     summary = summarise_tool_output(output, budget=800)
