@@ -26,7 +26,7 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     `X-Origin-Verify`, which only CloudFront adds: 403 `FORBIDDEN` otherwise. Then, before a
     route reads a body: a body over its limit is 413 (`BodyLimit`), the caller is authenticated
     (`AuthenticatedRoute`), and only then is the body parsed."""
-    endpoints = routes.ChatEndpoints(
+    route_deps = routes.ChatRouteDeps(
         deps.service,
         verifier=deps.verifier,
         audit=deps.audit,
@@ -44,7 +44,7 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     )
     install_error_handlers(app)
     install_refusals(app)
-    app.state.chat, app.state.authenticator = endpoints, endpoints.principal
+    app.state.chat, app.state.authenticator = route_deps, route_deps.principal
     app.include_router(routes.router)
     limits = {routes.CHAT_PATH: CHAT_MAX_BODY_BYTES, routes.AG_UI_PATH: AG_UI_MAX_BODY_BYTES}
     app.add_middleware(BodyLimit, limits=limits)

@@ -32,6 +32,7 @@ BOOT: Final = """
 import dataclasses, sys
 import uvicorn
 from functions.chat.app import create_app
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.chat import build_chat
 from tests.support.agent_stack import minted_service_tokens

@@ -1,5 +1,5 @@
 """A flush of the event writer is one stored item unless its bytes need more
-(`adapters/dynamodb/items.py`'s `event_chunks`, `chat/turns.py`'s flush cadence)."""
+(`adapters/dynamodb/items.py`'s `event_chunks`, `chat/event_log.py`'s flush cadence)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""In-memory adapters of every storage port and of the tool runner, for tests and local experiments.
+"""In-memory adapters of every storage port (and a tool runner), for tests and local experiments.
 
 Each one keeps the semantics of its DynamoDB (or AWS) twin, which the contract suite
 (tests/contract/) checks against both: conditional writes refuse exactly when the table's
@@ -39,10 +39,9 @@ from sstools_agent.domain.conversations import (
     title_search_key,
     turn_refusal,
 )
-from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.ports import BlobStoreError, StoredEvent
 from sstools_agent.domain.tool_calls import ResolvedToolCall
-from sstools_agent.domain.tool_runs import ToolCallFailed, ToolCallOutcome, UpstreamCredentials
+from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
 
 audit_logger = logging.getLogger("sstools_agent.audit")
 
@@ -555,17 +554,13 @@ class MemoryAttachmentStore(FailureSwitches):
         return f"memory://download/{key}"
 
 
-class InMemoryToolRunner(FailureSwitches):
+class InMemoryToolRunner:
     """`domain.ports.ToolRunner` without an upstream, for turns that need no wire: every call
-    is answered at once with `answers[tool]` (by default an object naming the call and the page's
-    dashboard 10), and remembered in `calls`; a tool named in `fail_on` fails as an upstream
-    that answers 503 (which processed nothing) does: `ToolCallFailed`, TOOL_FAILURE."""
+    is answered at once with an object naming the call and the page's dashboard 10, and
+    remembered. It has no contract case: the upstream's own behaviour is the sample upstream's
+    (tests/integration), not a storage semantics to match."""
 
-    def __init__(
-        self, answers: dict[str, Any] | None = None, *, fail_on: Iterable[str] = ()
-    ) -> None:
-        super().__init__(fail_on)
-        self.answers = dict(answers or {})
+    def __init__(self) -> None:
         self.calls: list[ResolvedToolCall] = []
 
     @property
@@ -582,10 +577,5 @@ class InMemoryToolRunner(FailureSwitches):
         timeout_s: float | None = None,
     ) -> ToolCallOutcome:
         self.calls.append(call)
-        tool = call.spec.name
-        if tool in self.fail_on:
-            raise ToolCallFailed(
-                ErrorCode.TOOL_FAILURE, "upstream answered 503", attempts=1, status_code=503
-            )
-        default = {"id": 10, "title": "Продажи", "status": "ok", "tool": tool}
-        return ToolCallOutcome(self.answers.get(tool, default), 200, 1, 0.0)
+        output = {"id": 10, "title": "Продажи", "status": "ok", "tool": call.spec.name}
+        return ToolCallOutcome(output, 200, 1, 0.0)

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation
-from sstools_agent.chat.confirmation_journal import ConfirmationJournal
+from sstools_agent.chat.confirmation_journal import ConfirmationJournals
 from sstools_agent.chat.prepared_turn import Action, PreparedTurn, ThreadRules
 from sstools_agent.chat.turn_audit import TurnAudit
 from sstools_agent.domain.chat_events import ConfirmationResult
@@ -79,13 +79,14 @@ class CardAnswers:
         store: ConversationStore,
         confirmations: ConfirmationStore,
         workflow: ConfirmationWorkflow,
-        audit: TurnAudit,
         *,
+        audit: TurnAudit,
+        journals: ConfirmationJournals,
         lease_s: float,
     ) -> None:
         self._agent_factory = agent_factory
         self.store, self.confirmations, self.workflow = store, confirmations, workflow
-        self.audit, self.lease_s = audit, lease_s
+        self.audit, self.journals, self.lease_s = audit, journals, lease_s
 
     async def prepare(
         self,
@@ -296,9 +297,6 @@ class CardAnswers:
             if (
                 wanted is ConfirmationStatus.CONFIRMED
             ):  # the timer won after all: the call will not run, and says so once
-                journal = ConfirmationJournal(
-                    self.confirmations, self.audit.sink, decided, conversation
-                )
-                await journal.record(ExecutionState.NOT_RUN)
+                await self.journals.of(decided, conversation).record(ExecutionState.NOT_RUN)
             return ConfirmationResult.EXPIRED, decided
         return result, decided

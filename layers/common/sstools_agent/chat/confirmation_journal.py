@@ -4,10 +4,11 @@ next access can tell the truth about it; each outcome is audited exactly once, w
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
-from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
-from sstools_agent.domain.confirmations import Confirmation, ConfirmationEdit, ExecutionState
+from sstools_agent.chat.turn_audit import card_detail, edit_detail
+from sstools_agent.domain.audit import AuditKind, AuditRecord
+from sstools_agent.domain.confirmations import Confirmation, ExecutionState
 from sstools_agent.domain.conversations import Conversation
 from sstools_agent.domain.ports import AuditSink, ConfirmationStore
 
@@ -46,11 +47,14 @@ class ConfirmationJournal:
         return edit.fingerprint if edit else self.confirmation.fingerprint
 
     async def started(self) -> bool:
+        """Records that the call starts; False when the journal may not move there (it ran or
+        was told as not run already): the call must not run."""
         return await self.confirmations.record_execution(
             self.confirmation.confirmation_id, ExecutionState.STARTED
         )
 
     async def finished(self, outcome: ExecutionState) -> None:
+        """Records how the call ended (once; audited when recorded)."""
         await self.record(outcome)
 
     async def record(self, outcome: ExecutionState) -> bool:
@@ -71,22 +75,13 @@ class ConfirmationJournal:
         return True
 
 
-def edit_detail(edit: ConfirmationEdit | None) -> dict[str, Any]:
-    """What an audit record says of the edit a card was answered with (nothing without one)."""
-    if edit is None:
-        return {}
-    return {
-        "edited_fingerprint": edit.fingerprint,
-        "edited_by": edit.edited_by,
-        "edited_args_hash": args_hash(edit.edited_args),
-    }
+class ConfirmationJournals:
+    """Opens the journal of a confirmed call: one home for where journals record (the
+    confirmation store) and audit (the turn's audit sink)."""
 
+    def __init__(self, confirmations: ConfirmationStore, audit: AuditSink) -> None:
+        self.confirmations, self.audit = confirmations, audit
 
-def card_detail(confirmation: Confirmation) -> dict[str, Any]:
-    """What every audit record of a card names: its tool, call, id and fingerprint."""
-    return {
-        "tool": confirmation.tool,
-        "tool_call_id": confirmation.tool_call_id,
-        "confirmation_id": confirmation.confirmation_id,
-        "fingerprint": confirmation.fingerprint,
-    }
+    def of(self, confirmation: Confirmation, conversation: Conversation) -> ConfirmationJournal:
+        """The journal of `confirmation`'s call in `conversation`."""
+        return ConfirmationJournal(self.confirmations, self.audit, confirmation, conversation)

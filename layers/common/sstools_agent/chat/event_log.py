@@ -1,5 +1,5 @@
 """A turn's event log: its events stored in chunks for replay off the stream's path, its lease
-renewed, and a stop asked from another connection noticed and carried out wherever the run waits."""
+renewed, and a stop asked from another connection noticed (`StoppableRun` carries it out)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from sstools_agent.domain.chat_events import ChatEvent
@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 FLUSH_EVERY_EVENTS: Final = 500
 FLUSH_EVERY_S: Final = 0.5
 """Stored events are written every half second (or 500 events, whichever first): a replay
-follows a live run within this plus `FOLLOW_POLL_S`, and a stop from another connection reaches
+follows a live run within this plus `REPLAY_POLL_S`, and a stop from another connection reaches
 the run within it."""
 
 
@@ -84,39 +84,3 @@ class EventLogWriter:
         self._wake.set()
         await self._task
         await self._flush()
-
-
-class StoppableRun:
-    """Iterates the agent's events in the stream's own task, and lets a cancel request stop it
-    wherever it waits (on the model, on a tool): the waiting step is cancelled, which is how a
-    read in flight is abandoned; a confirmed write records its outcome on the way out."""
-
-    def __init__(self, events: AsyncGenerator[ChatEvent], writer: EventLogWriter) -> None:
-        self.events, self.writer = events, writer
-        self.stopped = False
-        self._task = asyncio.current_task()
-        self._waiting = False
-        self._interrupting = False
-        writer.on_cancel = self._interrupt
-
-    def _interrupt(self) -> None:
-        if self._waiting and self._task is not None:
-            self._interrupting = True
-            self._task.cancel()
-
-    async def __aiter__(self) -> AsyncIterator[ChatEvent]:
-        while not self.writer.cancel_requested:
-            self._waiting = True
-            try:
-                event = await anext(self.events)
-            except StopAsyncIteration:
-                return
-            except asyncio.CancelledError:
-                if not self._interrupting or self._task is None:
-                    raise
-                self._task.uncancel()
-                break
-            finally:
-                self._waiting = False
-            yield event
-        self.stopped = True

@@ -63,7 +63,9 @@ class ExpiryRecorder:
         confirmations: ConfirmationStore,
         audit: AuditSink,
     ) -> None:
-        """`audit` is the sink the turns write to: its records leave when the caller flushes."""
+        """Built by `wiring.chat.ChatDeps.expiry_recorder()`, over the same collaborators as
+        `turns`; `audit` is the sink the turns write to: its records leave when the caller
+        flushes it."""
         self.turns, self.agent = turns, agent
         self.store, self.confirmations, self.audit = store, confirmations, audit
 

@@ -46,9 +46,9 @@ AG_UI_PATH: Final = "/api/agent/ag-ui"
 CANCEL_PATH: Final = "/api/agent/chat/cancel"
 
 
-class ChatEndpoints:
-    """What the chat routes share: the chat service, the sign-in check, the stream's pacing.
-    Kept on `app.state.chat`."""
+class ChatRouteDeps:
+    """What the chat routes share (as `rest.deps.ApiDeps` is the REST routes'): the chat
+    service, the sign-in check, the stream's pacing. Kept on `app.state.chat`."""
 
     def __init__(
         self,
@@ -127,13 +127,13 @@ class ChatEndpoints:
             metrics.flush_metrics()
 
 
-def chat_endpoints(request: Request) -> ChatEndpoints:
-    """The app's chat endpoints."""
-    endpoints: ChatEndpoints = request.app.state.chat
-    return endpoints
+def chat_route_deps(request: Request) -> ChatRouteDeps:
+    """The app's chat route collaborators."""
+    deps: ChatRouteDeps = request.app.state.chat
+    return deps
 
 
-Endpoints = Annotated[ChatEndpoints, Depends(chat_endpoints)]
+ChatRoute = Annotated[ChatRouteDeps, Depends(chat_route_deps)]
 Caller = Annotated[Principal, Depends(authenticated_principal)]
 RequestIdHeader = Annotated[str | None, Header(alias="X-Request-ID")]
 
@@ -144,24 +144,24 @@ router = APIRouter(route_class=AuthenticatedRoute)
 async def chat(
     body: ChatRequestBody,
     principal: Caller,
-    endpoints: Endpoints,
+    deps: ChatRoute,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     x_request_id: RequestIdHeader = None,
 ) -> StreamingResponse:
     """POST /api/agent/chat: refusals as plain HTTP errors, then the event stream."""
     request_id = request_id_from(x_request_id)
     async with CHAT_OBSERVABILITY.subsegment("prepare_turn"):
-        opened = await endpoints.service.open(
+        opened = await deps.service.open(
             principal, body, request_id=request_id, last_event_id=last_event_id
         )
-    return endpoints.respond(opened, ChatMessageSSE(), request_id, body.action)
+    return deps.respond(opened, ChatMessageSSE(), request_id, body.action)
 
 
 @router.post(AG_UI_PATH, response_model=None)
 async def ag_ui(
     body: RunAgentInput,
     principal: Caller,
-    endpoints: Endpoints,
+    deps: ChatRoute,
     x_request_id: RequestIdHeader = None,
 ) -> StreamingResponse:
     """POST /api/agent/ag-ui: the same turn as AG-UI 1.0 events (docs/ag-ui.md). Refusals of
@@ -169,24 +169,25 @@ async def ag_ui(
     rules refuse is a run that ends in RUN_ERROR."""
     request_id = request_id_from(x_request_id)
     encoder = AgUiEncoder(body.thread_id, body.run_id)
-    chat_body = None
+    action = None
     try:
         chat_body = chat_request_of(body)
-        opened = await endpoints.service.open(
+        action = chat_body.action
+        opened = await deps.service.open(
             principal, chat_body, request_id=request_id, rules=rules_for(body)
         )
     except INTERRUPT_REFUSALS as refused:
-        whole_run = encoder.refused(refused, chat_body.action if chat_body else None)
+        whole_run = encoder.refused(refused, action)
         return StreamingResponse(
             iter([whole_run]), media_type=encoder.media_type, headers=STREAM_HEADERS
         )
-    return endpoints.respond(opened, encoder.for_turn(opened.turn), request_id, opened.turn.action)
+    return deps.respond(opened, encoder.for_turn(opened.turn), request_id, action)
 
 
 @router.post(CANCEL_PATH, response_model=None)
-async def cancel(body: CancelBody, principal: Caller, endpoints: Endpoints) -> JSONResponse:
+async def cancel(body: CancelBody, principal: Caller, deps: ChatRoute) -> JSONResponse:
     """POST /api/agent/chat/cancel: stops a run that another connection (tab) holds."""
-    await endpoints.service.cancel(principal, body.conversation_id)
+    await deps.service.cancel(principal, body.conversation_id)
     return JSONResponse(
         {"conversation_id": body.conversation_id, "cancel_requested": True}, status_code=202
     )

@@ -6,10 +6,9 @@ because the world changed since its card. A confirmed call's outcome is audited 
 from __future__ import annotations
 
 import logging
-from typing import Final
+from typing import Any, Final
 
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.chat.confirmation_journal import card_detail, edit_detail
 from sstools_agent.chat.prepared_turn import PreparedTurn
 from sstools_agent.domain.audit import AuditKind, AuditRecord, args_hash
 from sstools_agent.domain.chat_events import (
@@ -122,3 +121,24 @@ class TurnAudit:
                 },
             )
         )
+
+
+def edit_detail(edit: ConfirmationEdit | None) -> dict[str, Any]:
+    """What an audit record says of the edit a card was answered with (nothing without one)."""
+    if edit is None:
+        return {}
+    return {
+        "edited_fingerprint": edit.fingerprint,
+        "edited_by": edit.edited_by,
+        "edited_args_hash": args_hash(edit.edited_args),
+    }
+
+
+def card_detail(confirmation: Confirmation) -> dict[str, Any]:
+    """What every audit record of a card names: its tool, call, id and fingerprint."""
+    return {
+        "tool": confirmation.tool,
+        "tool_call_id": confirmation.tool_call_id,
+        "confirmation_id": confirmation.confirmation_id,
+        "fingerprint": confirmation.fingerprint,
+    }

@@ -13,7 +13,7 @@ from typing import Final
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.interrupts import ConfirmationInterrupt
 from sstools_agent.agent.runtime import ChatAgent
-from sstools_agent.chat.confirmation_journal import ConfirmationJournal
+from sstools_agent.chat.confirmation_journal import ConfirmationJournals
 from sstools_agent.chat.prepared_turn import PreparedTurn
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult, ConfirmRequired
 from sstools_agent.domain.confirmations import (
@@ -25,7 +25,6 @@ from sstools_agent.domain.confirmations import (
     card_fingerprint,
 )
 from sstools_agent.domain.ports import (
-    AuditSink,
     ConfirmationStore,
     ConfirmationWorkflow,
     ConversationStore,
@@ -51,16 +50,12 @@ class TurnCards:
         store: ConversationStore,
         confirmations: ConfirmationStore,
         workflow: ConfirmationWorkflow,
-        audit: AuditSink,
+        journals: ConfirmationJournals,
         *,
         timeout_s: int,
     ) -> None:
         self.store, self.confirmations, self.workflow = store, confirmations, workflow
-        self.audit, self.timeout_s = audit, timeout_s
-
-    def journal(self, turn: PreparedTurn, confirmation: Confirmation) -> ConfirmationJournal:
-        """The journal a confirmed call of `turn` records its start and outcome in."""
-        return ConfirmationJournal(self.confirmations, self.audit, confirmation, turn.conversation)
+        self.journals, self.timeout_s = journals, timeout_s
 
     async def hold(
         self, turn: PreparedTurn, event: ChatEvent, agent: ChatAgent, context: AgentRunContext
@@ -116,13 +111,13 @@ class TurnCards:
         ):
             match confirmation.settlement(time.time()):
                 case Settlement.CANCEL:
-                    await self.cancel(confirmation, turn.conversation.owner)
+                    await self._cancel(confirmation, turn.conversation.owner)
                 case Settlement.REJECT:
                     result = REJECTED_AS[confirmation.status]
                     async for event in agent.resolve(conversation_id, result, context, pending):
                         yield await self.hold(turn, event, agent, context)
                 case Settlement.REPORT:
-                    outcome = await self.settle_outcome(turn, confirmation)
+                    outcome = await self._settle_outcome(turn, confirmation)
                     turn.journaled.add(pending.tool_call_id)
                     closed = await agent.close_interrupted(
                         conversation_id, pending, outcome, confirmation.edited_args
@@ -131,14 +126,14 @@ class TurnCards:
                         yield event
         await self.store.clear_pending_confirmation(conversation_id, waiting)
 
-    async def settle_outcome(
+    async def _settle_outcome(
         self, turn: PreparedTurn, confirmation: Confirmation
     ) -> ExecutionState:
         """A confirmed call with no recorded outcome is given one: not run if it never
         started, unknown if it did (and the journal's audit record says so, once)."""
         outcome = confirmation.interrupted_outcome
         if outcome is not confirmation.execution:
-            journal = self.journal(turn, confirmation)
+            journal = self.journals.of(confirmation, turn.conversation)
             if outcome is ExecutionState.NOT_RUN:
                 if not await journal.record(outcome):  # it started meanwhile: ask again
                     current = await self.confirmations.get(confirmation.confirmation_id)
@@ -147,7 +142,9 @@ class TurnCards:
                 await journal.finished(outcome)
         return outcome
 
-    async def cancel(self, confirmation: Confirmation, owner: str) -> None:
+    async def _cancel(self, confirmation: Confirmation, owner: str) -> None:
+        """The card cancelled by a new message, its token handed back (once: a card decided
+        meanwhile stays as it was decided)."""
         with contextlib.suppress(ConfirmationDecided):
             decided = await self.confirmations.decide(
                 confirmation.confirmation_id, owner, ConfirmationStatus.CANCELLED

@@ -48,6 +48,8 @@ class UserMessage:
     def of(
         cls, turn: PreparedTurn, store: ConversationStore, seq: int, keeper: ChatAttachments
     ) -> UserMessage:
+        """The message `turn` was sent with, to be written as its event `seq` (none for an
+        answer to a card, which has no message of its own)."""
         conversation = turn.conversation
         if turn.message is None or turn.result is not None:  # an answer to a card has none
             return cls(store, conversation.conversation_id, None)
@@ -128,6 +130,7 @@ class TurnLedger:
         return event_id(self.turn.conversation.conversation_id, self.seq), event
 
     def end(self) -> StreamEnd:
+        """The turn's `stream_end`: its conversation and the two messages it wrote."""
         conversation_id = self.turn.conversation.conversation_id
         return StreamEnd(conversation_id, self.user_message.message_id, self.assistant_message_id)
 

@@ -26,7 +26,7 @@ from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.runtime import ChatAgent, interrupted_call_events
 from sstools_agent.chat.attachments import ChatAttachments, CheckedFile
 from sstools_agent.chat.card_answers import CardAnswer, CardAnswers
-from sstools_agent.chat.event_log import StoppableRun
+from sstools_agent.chat.confirmation_journal import ConfirmationJournals
 from sstools_agent.chat.prepared_turn import (
     CHAT_THREADS,
     DECISIONS,
@@ -35,6 +35,7 @@ from sstools_agent.chat.prepared_turn import (
     ThreadRules,
 )
 from sstools_agent.chat.replay import REPLAY_LIMIT_S, TurnReplay
+from sstools_agent.chat.stoppable_run import StoppableRun
 from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.chat.turn_audit import TurnAudit
 from sstools_agent.chat.turn_cards import TurnCards
@@ -103,11 +104,18 @@ class ChatTurns:
         self.lease_s, self.prefetch_timeout_s = lease_s, prefetch_timeout_s
         self.outputs, self.attachments = outputs, attachments
         self.audit = TurnAudit(audit)
+        journals = ConfirmationJournals(confirmations, audit)
         self.answers = CardAnswers(
-            agent_factory, store, confirmations, workflow, self.audit, lease_s=lease_s
+            agent_factory,
+            store,
+            confirmations,
+            workflow,
+            audit=self.audit,
+            journals=journals,
+            lease_s=lease_s,
         )
         self.cards = TurnCards(
-            store, confirmations, workflow, audit, timeout_s=confirmation_timeout_s
+            store, confirmations, workflow, journals, timeout_s=confirmation_timeout_s
         )
         self._replay = TurnReplay(agent_factory, store, confirmations)
 
@@ -279,7 +287,7 @@ class ChatTurns:
         if turn.result is not None and turn.confirmation is not None:
             if turn.result is ConfirmationResult.CONFIRMED:
                 turn.journaled.add(turn.confirmation.tool_call_id)
-                journal = self.cards.journal(turn, turn.confirmation)
+                journal = self.cards.journals.of(turn.confirmation, turn.conversation)
                 context = replace(context, confirmed_call=journal)
             failed = False
             resolving = agent.resolve(

@@ -116,8 +116,9 @@ def upstream_client_from(settings: ToolSettings) -> UpstreamToolClient:
 
 @dataclass(frozen=True, slots=True)
 class ChatDeps:
-    """The chat function's collaborators. `turns` is derived from the others, so replacing one
-    (`dataclasses.replace(deps, audit=MemoryAudit())`) reaches everything that uses it."""
+    """The chat function's collaborators. `turns` and `service` are derived from the others, so
+    replacing one (`dataclasses.replace(deps, audit=MemoryAuditSink())`) reaches everything that
+    uses it."""
 
     agent: Callable[[], ChatAgent]
     store: ConversationStore
