@@ -27,6 +27,7 @@ from pathlib import Path
 
 from bench.bench_agent import LongAnswerModel
 from functions.chat.app import create_app
+from local.agent_stack import AgentStack, local_aws_and_upstream, minted_once, user_issuer
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.chat.request import ChatRequestBody
@@ -34,7 +35,6 @@ from sstools_agent.chat.service import ChatService
 from sstools_agent.domain.chat_events import StreamToken
 from sstools_agent.domain.identity import Principal
 from sstools_agent.wiring.chat import ChatDeps, build_chat
-from tests.support.agent_stack import AgentStack, local_aws_and_upstream, minted_once, user_issuer
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = 300

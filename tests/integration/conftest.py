@@ -7,18 +7,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from local.servers import serve
-from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.settings import Settings
-from tests.support.agent_stack import (
+from local.agent_stack import (
     AgentStack,
     SampleUpstream,
     chat_app,
     sample_upstream,
     stack_over,
 )
-from tests.support.aws import aws_stack
+from local.moto import aws_stack
+from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.settings import Settings
 from tests.support.chat_server import ChatServer
 
 

@@ -31,6 +31,7 @@ from ag_ui.core import (
 )
 from pydantic import TypeAdapter
 
+from local.agent_stack import AgentStack, chat_app
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
@@ -38,7 +39,6 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.expired_cards import ExpiryTold
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import AgentStack, chat_app
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer
 from tests.support.seed import DASHBOARD_10

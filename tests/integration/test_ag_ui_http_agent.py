@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
+from local.agent_stack import AgentStack, chat_app
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.support.agent_stack import AgentStack, chat_app
 from tests.support.chat_server import ChatServer
 from tests.support.seed import DASHBOARD_10
 

@@ -16,6 +16,14 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 
+from local.agent_stack import (
+    AgentStack,
+    RecordingOfflineModel,
+    answer,
+    collect,
+    confirming,
+    of_type,
+)
 from local.demo_users import DEMO_USERS
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.agent.offline_model import OfflineChatModel
@@ -30,14 +38,6 @@ from sstools_agent.domain.tool_output_summary import (
     read_tool_output_block,
 )
 from sstools_agent.domain.tool_policy import ToolPolicy
-from tests.support.agent_stack import (
-    AgentStack,
-    RecordingOfflineModel,
-    answer,
-    collect,
-    confirming,
-    of_type,
-)
 from tests.support.models import ScriptedModel
 from tests.support.seed import DATASET_15, SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
@@ -21,7 +22,6 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.turns import STOPPED_TEXT
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.conversations import MessageRole
-from tests.support.agent_stack import AgentStack, chat_app, user_issuer
 from tests.support.chat_http import STATUS, Received, sse_events
 from tests.support.chat_server import ChatServer, post_stream
 from tests.support.events import as_http_request, load_event

@@ -14,13 +14,13 @@ import pytest
 from pydantic import SecretStr
 
 from functions.chat.app import create_app
+from local.agent_stack import AgentStack, minted_service_tokens, user_issuer
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER, OriginCheck
 from sstools_agent.settings import ChatSettings
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import AgentStack, minted_service_tokens, user_issuer
 from tests.support.seed import DASHBOARD_10
 
 SECRET = "s3cr3t-value-cloudfront-sends-0123456789abcdef"

@@ -18,6 +18,7 @@ from pydantic import SecretStr
 from starlette.requests import Request
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, chat_app
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
@@ -27,7 +28,6 @@ from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddre
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.wiring.adapters import secrets_reader_from
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, chat_app
 from tests.support.chat_http import STATUS
 from tests.support.events import load_event
 from tests.support.http_apps import ORIGIN_SECRET, FakeClock

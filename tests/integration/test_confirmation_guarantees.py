@@ -17,6 +17,7 @@ import httpx
 import pytest
 from langchain_core.messages import ToolMessage
 
+from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
@@ -27,7 +28,6 @@ from sstools_agent.domain.confirmations import ConfirmationStatus
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import ObjectType
 from sstools_agent.wiring.adapters import confirmation_store_from
-from tests.support.agent_stack import AgentStack, chat_app, user_issuer
 from tests.support.chat_http import confirmation_item, in_flight, sse_events, wait_for
 from tests.support.chat_server import ChatServer, post_stream
 from tests.support.models import ScriptedModel

@@ -16,9 +16,9 @@ import pytest
 from evaluation.report import SetReport, render, score
 from evaluation.runner import ScenarioRunner, chat_function_app
 from evaluation.scenarios import ScenarioSet, load
+from local.agent_stack import AgentStack
 from local.servers import serve
 from sstools_agent.domain.catalog_types import DEFAULT_TOOL_TIMEOUT_S
-from tests.support.agent_stack import AgentStack
 
 pytestmark = pytest.mark.anyio
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, SampleUpstream
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
@@ -22,7 +23,6 @@ from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.adapters import secrets_reader_from
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, SampleUpstream
 from tests.support.chat_http import STATUS
 from tests.support.http_apps import (
     ORIGIN_SECRET,

@@ -22,6 +22,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 from local.gateway import LocalGateway
 from local.servers import serve
 from sstools_agent.adapters.blob_store import S3BlobStore
@@ -31,7 +32,6 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.tool_output_summary import to_json
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 
 ITEM_LIMIT_BYTES = 400 * 1024
 SEARCH = {

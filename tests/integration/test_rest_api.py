@@ -19,6 +19,7 @@ import jwt
 import pytest
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 from local.gateway import LocalGateway
 from local.servers import serve
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
@@ -34,7 +35,6 @@ from sstools_agent.wiring.adapters import (
     service_verifier_from,
 )
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 from tests.support.seed import DASHBOARD_10
 
 STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}

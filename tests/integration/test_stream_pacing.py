@@ -11,11 +11,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from local.agent_stack import AgentStack, SampleUpstream, chat_app
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app
 from tests.support.chat_http import STATUS
 from tests.support.chat_server import ChatServer
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from local.agent_stack import AgentStack, RecordingOfflineModel, answer
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.adapters.embeddings import OfflineEmbedder
 from sstools_agent.adapters.memory import MemoryAuditSink
@@ -24,7 +25,6 @@ from sstools_agent.wiring.adapters import (
     conversation_store_from,
     tool_output_store_from,
 )
-from tests.support.agent_stack import AgentStack, RecordingOfflineModel, answer
 from tests.support.seed import DASHBOARD_10, DATASET_15
 
 pytestmark = pytest.mark.anyio

@@ -16,12 +16,12 @@ from typing import Any
 
 import httpx
 
+from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.servers import serve
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.support.agent_stack import AgentStack, chat_app, user_issuer
 from tests.support.chat_http import Received, sse_events
 from tests.support.seed import DASHBOARD_10
 

@@ -10,13 +10,13 @@ from typing import Any, Final
 from pydantic import SecretStr
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddresses
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, chat_app, user_issuer
 
 SOME_ID: Final = "0123456789abcdef0123456789abcdef"
 """A well-formed id that names nothing."""

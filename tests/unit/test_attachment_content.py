@@ -12,6 +12,7 @@ import pytest
 from langchain_aws.chat_models.bedrock_converse import _messages_to_bedrock
 from langchain_core.messages import HumanMessage
 
+from local.sample_files import JPEG, PDF, PNG
 from sstools_agent.agent.middleware import with_file_blocks
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.attachment_content import (
@@ -36,7 +37,6 @@ from sstools_agent.domain.attachments import (
     name_metadata,
 )
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
-from tests.support.files import JPEG, PDF, PNG
 
 
 def info(content_type: str, name: str = "file", size: int = 10) -> AttachmentInfo:

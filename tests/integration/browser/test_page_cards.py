@@ -11,9 +11,9 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import expect
 
+from local.browser import AgentPage, PageStack
 from local.fault_injection import Fault, FaultKind
 from tests.integration.browser.test_page_context import DASHBOARD_10
-from tests.support.browser import AgentPage, PageStack
 
 Tabs = Callable[[PageStack, str], AgentPage]
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 from playwright.sync_api import expect
 
+from local.browser import ROOT, TOKEN_KEY, AgentPage, PageStack
 from local.gateway import template_routes
 from local.page import LOCAL_BUILD
-from tests.support.browser import ROOT, TOKEN_KEY, AgentPage, PageStack
 from tests.support.seed import SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 
 Tabs = Callable[[PageStack, str], AgentPage]

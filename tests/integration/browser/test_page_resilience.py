@@ -11,9 +11,9 @@ from collections.abc import Callable
 import httpx
 from playwright.sync_api import Route, expect
 
+from local.browser import AgentPage, PageStack, another_tab
 from local.fault_injection import Fault, FaultKind
 from tests.integration.browser.test_page_context import DASHBOARD_10
-from tests.support.browser import AgentPage, PageStack, another_tab
 
 Tabs = Callable[[PageStack, str], AgentPage]
 STATUS = "какой статус у этого дашборда?"

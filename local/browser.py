@@ -20,6 +20,13 @@ from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 from pydantic import Field
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import (
+    AgentStack,
+    RecordingOfflineModel,
+    chat_app,
+    minted_service_tokens,
+    user_issuer,
+)
 from local.gateway import LocalGateway
 from local.page import LOCAL_BUILD, PageConfig, page_app
 from local.servers import serve
@@ -27,17 +34,10 @@ from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationSt
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import (
-    AgentStack,
-    RecordingOfflineModel,
-    chat_app,
-    minted_service_tokens,
-    user_issuer,
-)
 
-ROOT: Final = Path(__file__).resolve().parents[2]
+ROOT: Final = Path(__file__).resolve().parents[1]
 ARTIFACTS: Final = ROOT / "build" / "test-artifacts" / "browser"
-TOKEN_KEY: Final = "ss-tools.auth.token"
+TOKEN_KEY: Final = "ss-tools.auth.token"  # noqa: S105 (the storage key's name, not a secret)
 CHROMIUM_ARGS: Final = (
     "--headless=new",
     "--no-sandbox",
@@ -216,7 +216,8 @@ class AgentPage:
     def conversation_id(self) -> str:
         """The tab's conversation, as its URL names it (`#c=<id>`)."""
         match = re.search(r"#c=([A-Za-z0-9-]+)", self.page.url)
-        assert match, f"no conversation in {self.page.url}"
+        if match is None:
+            raise AssertionError(f"no conversation in {self.page.url}")
         return match.group(1)
 
     def screenshot(self, state: str) -> Path:
