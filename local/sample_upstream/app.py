@@ -419,6 +419,13 @@ def create_dataset(
     return {"dataset_id": dataset_id, "environment": env_id}
 
 
+@router.get("/api/environments/{env_id}/backups")
+def backups(env_id: str, who: CallerDep, state: StateDep) -> dict[str, Any]:
+    _tier(state, env_id)
+    newest_first = sorted(state.backups[env_id], key=lambda b: b["created_at"], reverse=True)
+    return {"environment": env_id, "backups": newest_first}
+
+
 @router.post("/api/environments/{env_id}/backups")
 def backup(
     env_id: str, who: CallerDep, state: StateDep, body: Annotated[BackupBody, Body()]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from sstools_agent.domain.plan_types import when
 from sstools_agent.domain.tool_catalog import CATALOG
 
 Answer = Callable[[dict[str, Any], bool], str | None]
@@ -606,12 +607,46 @@ def describe_result(
             answer = writer(data, russian)
             if answer is not None:
                 return answer
-    facts = ", ".join(
-        f"{k}: {v}"
-        for k, v in (data.items() if isinstance(data, dict) else [])
-        if isinstance(v, str | int | float | bool)
-    )[:300]
-    return say(russian, f"Готово ({tool}). {facts}", f"Done ({tool}). {facts}").strip()
+    return _generic(tool, data, russian)
+
+
+def _generic(tool: str, data: Any, russian: bool) -> str:
+    """A result no writer knows, by its shape: the tool named as the catalog names it, the
+    environment, and the first list's items (each by its id, then its short facts, times in
+    words), or the result's own facts: a new tool is answered without an answer of its own."""
+    spec = CATALOG.get(tool) if tool in CATALOG.names else None
+    title = (spec.label_ru if russian and spec else "") or (
+        spec.description.rstrip(".") if spec else tool
+    )
+    fields = data if isinstance(data, dict) else {}
+    environment = fields.get("environment")
+    heading = title[:1].upper() + title[1:] + (f" ({environment})" if environment else "")
+    listed = next((items(v) for v in fields.values() if items(v)), items(data))
+    entries = [_item_line(each, russian) for each in listed if isinstance(each, dict)]
+    if entries:
+        return f"{heading}: {_listed(entries, len(listed), russian)}."
+    if listed == [] and any(isinstance(v, list) for v in fields.values()):
+        return heading + say(russian, ": пусто.", ": none.")
+    facts = ", ".join(f"{k}: {_fact(k, v, russian)}" for k, v in fields.items() if _scalar(v))
+    return f"{heading}. {facts[:300]}".strip()
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) and value != ""
+
+
+def _fact(key: str, value: Any, russian: bool) -> str:
+    """A value as a person reads it: a time in words («29 ноября 03:00 UTC»)."""
+    if key.endswith("_at") and isinstance(value, str):
+        return when(value) if russian else value.replace("T", " ").replace(":00Z", " UTC")
+    return str(value)
+
+
+def _item_line(entry: dict[str, Any], russian: bool) -> str:
+    """«#706 — 29 ноября 03:00 UTC, done»: an item's id, then its short facts."""
+    facts = [_fact(k, v, russian) for k, v in entry.items() if k != "id" and _scalar(v)]
+    ident = f"#{entry['id']}" if _scalar(entry.get("id")) else ""
+    return " — ".join(part for part in (ident, ", ".join(facts[:3])) if part)
 
 
 # What a question is about, and the objects an exchange named: the offline model's memory
