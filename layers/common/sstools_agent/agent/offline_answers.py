@@ -188,10 +188,35 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
         )
     if not lines:
         return head + say(russian, " Проблем нет.", " No problems.")
-    # The ones a question narrowed to (by status, or to the objects it points at) are all
-    # named, up to twice the usual
-    most = 2 * MAX_LISTED if isinstance(narrowed_to, dict) else MAX_LISTED
-    return f"{head} {_listed(lines, len(lines), russian, most)}."
+    # Every failing one is named (they matter most: the list comes failing first), and the
+    # ones a question narrowed to, up to twice the usual; the rest is counted over the whole
+    # list, not over what the model was shown of it
+    failing = sum(1 for i in bad if i.get("status") == "failing")
+    most = max(2 * MAX_LISTED if isinstance(narrowed_to, dict) else MAX_LISTED, failing)
+    not_ok = _not_ok_counts(data["items"], bad)
+    rest = sum(not_ok.values()) - min(len(lines), most)
+    shown = "; ".join(lines[:most])
+    if rest <= 0:
+        return f"{head} {shown}."
+    warnings_only = sum(not_ok.values()) - not_ok.get("warning", 0) <= min(len(lines), most)
+    more = say(
+        russian,
+        f" и ещё {rest} с предупреждениями" if warnings_only else f" и ещё {rest}",
+        f" and {rest} more with warnings" if warnings_only else f" and {rest} more",
+    )
+    return f"{head} {shown}{more}."
+
+
+def _not_ok_counts(listed: Any, read: list[dict[str, Any]]) -> dict[str, int]:
+    """How many of the whole list are not ok, by status: the summary's counts when the list
+    was cut (`status_counts`), else the items read."""
+    counts = listed.get("status_counts") if isinstance(listed, dict) else None
+    if isinstance(counts, dict):
+        return {str(k): int(v) for k, v in counts.items() if k != "ok" and isinstance(v, int)}
+    tally: dict[str, int] = {}
+    for item in read:
+        tally[str(item.get("status"))] = tally.get(str(item.get("status")), 0) + 1
+    return tally
 
 
 def _url(environment: Mapping[str, Any]) -> str:
