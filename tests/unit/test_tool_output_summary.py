@@ -216,7 +216,7 @@ _records = st.lists(
     ),
     min_size=10,
     max_size=120,
-).map(lambda records: [{"id": n} | record for n, record in enumerate(records)])
+).map(lambda records: [{"id": n, **record} for n, record in enumerate(records)])
 
 
 @given(_records, st.sampled_from([400, 800, 1600]))

@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from typing import Any, Final
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, ViewportSize, expect, sync_playwright
 
 from local.agent_stack import AgentStack, SampleUpstream
 from local.browser import (
@@ -96,12 +96,13 @@ def tabs(
     browser: Browser, request: pytest.FixtureRequest
 ) -> Iterator[Callable[[PageStack, str], AgentPage]]:
     """Opens a tab on a site as a user (`role`, or a token from `site.token`); the same token
-    opens a second tab of the same user (another browser profile: another page visit)."""
+    opens a second tab of the same user (another browser profile: another page visit). An empty
+    token opens it signed out; `viewport` sets the window's size (1280×900 unless told)."""
     contexts = []
     refused: list[str] = []
 
-    def open_tab(site: PageStack, token: str) -> AgentPage:
-        context = signed_in_context(browser, token)
+    def open_tab(site: PageStack, token: str, viewport: ViewportSize | None = None) -> AgentPage:
+        context = signed_in_context(browser, token, viewport)
         # Anything the page's security policy refuses is a defect of the page (or an injection)
         context.on(
             "console",

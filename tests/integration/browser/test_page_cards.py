@@ -256,7 +256,8 @@ def test_a_tab_closed_during_a_confirmed_deploy_is_told_the_status_is_unknown(
     again.page.goto(f"{site.url}/agent#c={conversation}")
     again.wait_ready()
     # Then the page says the truth: the deploy left and its outcome is unknown; no false outage
-    expect(again.page.get_by_text("Статус операции неизвестен")).to_be_visible(timeout=15_000)
+    unknown = again.by("message-assistant").get_by_text("Статус операции неизвестен")
+    expect(unknown).to_be_visible(timeout=15_000)
     expect(again.by("error-card")).to_have_count(0)
     expect(again.by("connection")).to_have_attribute("data-state", "online")
     assert site.deploys() == 1

@@ -383,7 +383,7 @@ export class ConversationSession {
     this.draft = "";
     const sent = await this.#sendText(text, true, files);
     if (!sent && this.draft === "") this.draft = text;
-    this.#options.focusComposer?.();
+    this.#focusComposer();
   }
 
   async #sendText(text: string, addBubble: boolean, files: AttachmentInfo[] = []) {
@@ -447,7 +447,7 @@ export class ConversationSession {
     if (!submission) return "retry";
     try {
       await this.#run(submission);
-      this.#options.focusComposer?.(); // the card is answered: the conversation goes on there
+      this.#focusComposer(); // the card is answered: the conversation goes on there
     } catch (error) {
       const code = error instanceof ChatHttpError ? error.code : null;
       if (action === "edit" && (code === "VALIDATION_ERROR" || code === "FORBIDDEN")) {
@@ -471,6 +471,12 @@ export class ConversationSession {
       if (this.conversationId) void this.#reattach(this.conversationId);
       return undefined;
     }
+  }
+
+  /** The conversation goes on in the composer, unless a card waits for a decision: that card
+   * took the focus when it appeared, and keeps it. */
+  #focusComposer(): void {
+    if (!this.chat.lastPendingConfirm()) this.#options.focusComposer?.();
   }
 
   // ---- files ---------------------------------------------------------------------------
@@ -578,7 +584,7 @@ export class ConversationSession {
     this.contextUnavailable = false;
     this.visit(window.location.search);
     this.envId = this.#knownEnv(this.baseContext.envId);
-    this.#options.focusComposer?.();
+    this.#focusComposer();
   }
 
   async openConversation(id: string): Promise<void> {
