@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Final
 
 import pytest
 
@@ -21,6 +22,11 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.settings import Settings
 from tests.support.chat_server import ChatServer
 
+SUITE_TOOL_TIMEOUT_S: Final = 4.0
+"""The suite's tool timeout: short, so a test of a hung upstream waits seconds, not the product's
+30; long enough that a read on a busy 2-core CI machine answers (at 2 s, one did not, and a test
+of an answer's facts failed on the timeout instead)."""
+
 
 @pytest.fixture(scope="session")
 def aws_endpoint() -> Iterator[str]:
@@ -32,7 +38,9 @@ def aws_endpoint() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def stack_settings(aws_endpoint: str) -> Settings:
-    return Settings(aws_endpoint_url=aws_endpoint, tool_retry_delay_s=0.05, tool_timeout_s=2)
+    return Settings(
+        aws_endpoint_url=aws_endpoint, tool_retry_delay_s=0.05, tool_timeout_s=SUITE_TOOL_TIMEOUT_S
+    )
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,7 @@ FLOORS = {ScenarioSet.TUNING: 0.95, ScenarioSet.HELD_OUT: 0.90}
 @pytest.fixture
 def runner(stack: AgentStack) -> Iterator[ScenarioRunner]:
     # The model's scores, not the machine's: tools wait as long as `make eval`'s (the default
-    # 30 s, not the suite's 2 s) and the page's object is prefetched within 10 s, so a busy CI
+    # 30 s, not the suite's 4 s) and the page's object is prefetched within 10 s, so a busy CI
     # machine cannot turn a slow call into a wrong answer (held-out fell to 37/42 once)
     settings = stack.settings.model_copy(
         update={"tool_timeout_s": DEFAULT_TOOL_TIMEOUT_S, "prefetch_timeout_s": 10}

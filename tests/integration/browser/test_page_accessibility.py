@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import ViewportSize, expect
 
 from local.browser import DESKTOP, PHONE, AgentPage, PageStack, axe_violations
-from tests.integration.browser.test_page_context import DASHBOARD_10
+from tests.support.seed import DASHBOARD_10_LINK
 
 
 class Tabs(Protocol):
@@ -68,7 +68,7 @@ def focused(tab: AgentPage) -> list[str]:
 def test_a_card_that_needs_a_decision_takes_the_focus_once(site: PageStack, tabs: Tabs):
     # Given an admin writing in the composer
     tab = tabs(site, site.token("admin"), DESKTOP)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     watch(tab)
     # When their message brings the production card
     tab.send("задеплой этот дашборд в prod")
@@ -109,7 +109,7 @@ def test_an_answer_is_announced_once_when_it_is_finished(site: PageStack, tabs: 
     # Given an answer streamed token by token
     site.model.knobs.token_delay_s = 0.03
     tab = tabs(site, site.token("engineer"), DESKTOP)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     watch(tab)
     tab.send("какой статус у этого дашборда?")
     tab.wait_answered()
@@ -128,7 +128,7 @@ def test_an_answer_is_announced_once_when_it_is_finished(site: PageStack, tabs: 
 
 def test_the_headings_go_in_order(site: PageStack, tabs: Tabs):
     tab = tabs(site, site.token("admin"), DESKTOP)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     tab.send("задеплой этот дашборд в prod")
     expect(tab.by("confirm-card")).to_be_visible()
     tab.wait_answered()
@@ -145,7 +145,7 @@ def test_the_headings_go_in_order(site: PageStack, tabs: Tabs):
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=lambda v: v["width"])
 def test_axe_finds_nothing_serious_signed_out(site: PageStack, tabs: Tabs, viewport: ViewportSize):
     tab = tabs(site, "", viewport)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     expect(tab.by("demo-signin")).to_be_visible()
     assert axe_violations(tab.page) == []
 
@@ -155,7 +155,7 @@ def test_axe_finds_nothing_serious_around_a_card(
     site: PageStack, tabs: Tabs, viewport: ViewportSize
 ):
     tab = tabs(site, site.token("admin"), viewport)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     assert axe_violations(tab.page) == []
     tab.send("задеплой этот дашборд в prod")
     expect(tab.by("confirm-card")).to_be_visible()

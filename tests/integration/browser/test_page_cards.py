@@ -13,13 +13,13 @@ from playwright.sync_api import expect
 
 from local.browser import AgentPage, PageStack
 from local.fault_injection import Fault, FaultKind
-from tests.integration.browser.test_page_context import DASHBOARD_10
+from tests.support.seed import DASHBOARD_10_LINK
 
 Tabs = Callable[[PageStack, str], AgentPage]
 
 
 def ask_for_card(tab: AgentPage, text: str) -> None:
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     tab.send(text)
     expect(tab.by("confirm-card")).to_be_visible()
     tab.wait_answered()
@@ -76,7 +76,7 @@ def test_an_engineers_prod_deploy_shows_the_permission_card_without_confirm(
     site: PageStack, tabs: Tabs
 ):
     tab = tabs(site, site.token("engineer"))
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     tab.send("задеплой этот дашборд в prod")
     tab.wait_answered()
     card = tab.by("permission-card")

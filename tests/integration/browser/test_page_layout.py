@@ -19,7 +19,7 @@ from local.browser import (
     broken_words,
     overflowing,
 )
-from tests.integration.browser.test_page_context import DASHBOARD_10
+from tests.support.seed import DASHBOARD_10_LINK
 
 WIDEST = ViewportSize(width=1920, height=1080)
 SLID_IN = "() => document.querySelector('[data-testid=sidebar]').getBoundingClientRect().left >= 0"
@@ -43,7 +43,7 @@ def test_the_sign_in_and_the_chat_behind_it_take_the_window(
 ):
     # Given nobody is signed in (the local build's demo sign-in)
     tab = tabs(site, "", viewport)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     expect(tab.by("demo-signin")).to_be_visible()
     # Then the chat behind it spans the window, not the sidebar's 260 px track
     chat = tab.page.locator("main.chat").bounding_box()
@@ -62,7 +62,7 @@ def test_a_card_and_its_edit_form_fit_the_window(
     site: PageStack, tabs: Tabs, viewport: ViewportSize
 ):
     tab = tabs(site, site.token("engineer"), viewport)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     tab.send("задеплой этот дашборд в staging")
     expect(tab.by("confirm-card")).to_be_visible()
     tab.wait_answered()
@@ -76,7 +76,7 @@ def test_a_card_and_its_edit_form_fit_the_window(
 def test_on_a_phone_the_header_is_short_and_the_history_is_a_drawer(site: PageStack, tabs: Tabs):
     # Given an engineer on a phone, come from dashboard 10
     tab = tabs(site, site.token("engineer"), PHONE)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     # Then the header and the context banner leave the screen to the conversation
     header = tab.page.locator("header.topbar").bounding_box()
     banner = tab.by("context-banner").bounding_box()
@@ -125,7 +125,7 @@ def test_on_a_phone_the_header_is_short_and_the_history_is_a_drawer(site: PageSt
 
 def test_on_a_phone_the_edit_form_fits(site: PageStack, tabs: Tabs):
     tab = tabs(site, site.token("engineer"), PHONE)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     tab.send("задеплой этот дашборд в staging")
     expect(tab.by("confirm-card")).to_be_visible()
     tab.wait_answered()
@@ -141,7 +141,7 @@ def test_on_a_phone_the_edit_form_fits(site: PageStack, tabs: Tabs):
 
 def test_on_a_desktop_the_history_stays_beside_the_chat(site: PageStack, tabs: Tabs):
     tab = tabs(site, site.token("engineer"), DESKTOP)
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     expect(tab.by("sidebar")).to_be_visible()
     expect(tab.by("new-conversation")).to_be_visible()
     expect(tab.by("conversations-toggle")).not_to_be_visible()
