@@ -21,13 +21,16 @@ WEB_STAMP := web/node_modules/.installed-stamp
 # against the chat function's AG-UI endpoint: npm ci from its lock, nothing to build.
 AG_UI_CLIENT_STAMP := tests/ag_ui_client/node_modules/.installed-stamp
 
+# Each set-up step says what it does first: on a first run they take minutes, quietly.
 $(STAMP): $(LOCKS)
+	@echo "==> Python packages into $(VENV) (pinned; a few minutes on a first run)"
 	@test -x $(BIN)/python || "$$(scripts/find-python)" -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r layers/common/requirements.txt -r requirements-dev.txt
 	@touch $@
 
 $(SAM_STAMP): requirements-sam.txt
+	@echo "==> the SAM CLI into $(SAM_VENV) (pinned)"
 	@test -x $(SAM_VENV)/bin/python || "$$(scripts/find-python)" -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(SAM_VENV)/bin/python -m pip install --quiet -r requirements-sam.txt
@@ -35,17 +38,20 @@ $(SAM_STAMP): requirements-sam.txt
 
 $(WEB_STAMP): web/package-lock.json
 	@scripts/check-node
+	@echo "==> the page's npm packages into web/node_modules"
 	cd web && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 $(AG_UI_CLIENT_STAMP): tests/ag_ui_client/package-lock.json
 	@scripts/check-node
+	@echo "==> the AG-UI client's npm packages into tests/ag_ui_client/node_modules"
 	cd tests/ag_ui_client && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 ag-ui-client: $(AG_UI_CLIENT_STAMP)
 
 web/dist-local/index.html: $(WEB_STAMP) $(WEB_SOURCES)
+	@echo "==> the /agent page (web/ changed since its last build)"
 	cd web && npm run -s build:local
 
 web/dist/index.html: $(WEB_STAMP) $(WEB_SOURCES)
@@ -97,8 +103,8 @@ eval: export POWERTOOLS_LOG_LEVEL = WARNING
 eval: $(STAMP)
 	PYTHONPATH=layers/common:. $(BIN)/python -m evaluation $(SETS)
 
-## run: the local stack on 127.0.0.1:8000 (moto, sample upstream, chat function, offline model,
-## the /agent page)
+## run: the local stack on 127.0.0.1:8000, or on LOCAL_PORT (moto, sample upstream, chat function,
+## offline model, the /agent page); state is in memory, so each start is a clean one
 run: $(STAMP) web
 	PYTHONPATH=layers/common:. $(BIN)/python -m local.run_stack
 

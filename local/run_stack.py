@@ -106,6 +106,9 @@ ss-tools agent chat — local stack
   AWS (moto)    http://127.0.0.1:{MOTO_PORT}
   model         offline (rule-based, not an LLM)
 
+Everything is kept in memory (moto): a restart starts from a clean state, with no conversations.
+Other ports: LOCAL_PORT=8100 make run (uses LOCAL_PORT, LOCAL_PORT+100 and LOCAL_PORT+101).
+
 Demo users: analyst (anna.analyst), engineer (egor.engineer), admin (alla.admin).
 A user's JWT for scripts:  make -s token ROLE=admin
 
@@ -131,10 +134,17 @@ Ctrl-C stops everything.
 """
 
 
+def progress(step: str) -> None:
+    """A line a newcomer sees while the stack starts (it takes seconds, quietly)."""
+    print(f"==> starting {step}", flush=True)  # noqa: T201
+
+
 def main() -> int:
     configure_environment()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    # The translator warns of its own feature toggles on every translation: nothing to act on.
+    logging.getLogger("samtranslator").setLevel(logging.ERROR)
     # Imported after the environment is set: settings are read once, at entry.
     from moto.server import ThreadedMotoServer  # noqa: PLC0415
 
@@ -149,6 +159,7 @@ def main() -> int:
     from sstools_agent.wiring.chat import build_chat  # noqa: PLC0415
 
     settings = Settings()
+    progress("moto and the template's resources")
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=MOTO_PORT, verbose=False)
     moto.start()
     try:
@@ -156,6 +167,7 @@ def main() -> int:
         start_audit_pump(
             os.environ["AWS_ENDPOINT_URL"], settings.aws_region, settings.audit_bus_name
         )
+        progress("the sample ss-tools upstream and the agent")
         with serve_sample_upstream(settings):
             chat = build_chat(settings)
             chat.agent()  # built at start, as the chat function's main.py does

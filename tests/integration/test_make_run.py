@@ -1,0 +1,78 @@
+"""`make run` as a newcomer meets it: the stack starts, says where to go, and its console is quiet.
+
+The stack runs as `make run` runs it (`python -m local.run_stack`), on ports of its own."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+from local.moto import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+# Any of these on the console is noise a newcomer has to wonder about.
+NOISE = re.compile(r"^(WARNING|ERROR|Traceback|DEBUG)|\{\"_aws\"", re.MULTILINE)
+
+
+def _free_base_port() -> int:
+    """A port P with P+100 and P+101 free too (the stack uses all three)."""
+    while True:
+        port = free_port()
+        if port + 101 < 65536 and all(_is_free(port + offset) for offset in (100, 101)):
+            return port
+
+
+def _is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def test_the_stack_starts_prints_the_page_and_stops_quietly() -> None:
+    port = _free_base_port()
+    env = {**os.environ, "LOCAL_PORT": str(port), "PYTHONPATH": f"layers/common{os.pathsep}."}
+    stack = subprocess.Popen(
+        [sys.executable, "-m", "local.run_stack"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        assert stack.stdout is not None
+        for line in stack.stdout:
+            lines.append(line)
+            if line.startswith("Ctrl-C stops everything."):
+                ready.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert ready.wait(120), "".join(lines)
+        page = next(line.split()[-1] for line in lines if "Open the page:" in line)
+        assert page.startswith(f"http://127.0.0.1:{port}/agent?objectType=dashboard&objectId=10")
+        with urllib.request.urlopen(page, timeout=30) as response:
+            assert response.status == 200
+            assert b'<div id="app">' in response.read()
+    finally:
+        stack.send_signal(signal.SIGINT)
+        code = stack.wait(60)
+        reader.join(10)
+    console = "".join(lines)
+    assert code == 0, console
+    assert "a restart starts from a clean state" in console
+    assert not NOISE.search(console), console
