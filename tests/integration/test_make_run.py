@@ -11,8 +11,9 @@ import socket
 import subprocess
 import sys
 import threading
-import urllib.request
 from pathlib import Path
+
+import httpx
 
 from local.moto import free_port
 
@@ -65,9 +66,9 @@ def test_the_stack_starts_prints_the_page_and_stops_quietly() -> None:
         assert ready.wait(120), "".join(lines)
         page = next(line.split()[-1] for line in lines if "Open the page:" in line)
         assert page.startswith(f"http://127.0.0.1:{port}/agent?objectType=dashboard&objectId=10")
-        with urllib.request.urlopen(page, timeout=30) as response:
-            assert response.status == 200
-            assert b'<div id="app">' in response.read()
+        response = httpx.get(page, timeout=30)
+        assert response.status_code == 200
+        assert '<div id="app">' in response.text
     finally:
         stack.send_signal(signal.SIGINT)
         code = stack.wait(60)
