@@ -29,6 +29,7 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
 )
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph_checkpoint_aws import DynamoDBSaver
 from langgraph_checkpoint_aws.checkpoint.dynamodb.serialization import CompressionType
 
@@ -37,6 +38,18 @@ from sstools_agent.settings import CheckpointSettings
 SECONDS_PER_DAY = 86_400
 # The index item's attributes a read needs (the library's own projection)
 INDEX_PROJECTION: Final = "id, ns, #t, ref_key, ref_loc, compression, parent_checkpoint_id"
+# The project's own types a stored checkpoint may hold. New checkpoints hold plain data only; this
+# is what earlier releases wrote (the capabilities result's role, a StrEnum), so that they still
+# load once the serializer is strict, as langgraph's LANGGRAPH_STRICT_MSGPACK is to become.
+STORED_PROJECT_TYPES: Final = (("sstools_agent.domain.roles", "Role"),)
+
+
+def checkpoint_serde() -> JsonPlusSerializer:
+    """The serializer in its strict mode (langgraph's safe types and ours, nothing else), so a type
+    that would be refused after an upgrade is refused in the tests today."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STORED_PROJECT_TYPES)
+
+
 ReadKey = tuple[str, str, str | None]
 """(thread, namespace, checkpoint id or None for the latest) of a read."""
 
@@ -61,6 +74,9 @@ class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has 
     at the turn's end: the next turn may run in another container, so nothing read is kept
     across turns. Reads of a thread not held are never kept. A kept read is handed out as a
     copy (LangGraph may change what it loaded)."""
+
+    # BaseCheckpointSaver falls back to this class attribute (DynamoDBSaver passes no serde)
+    serde = checkpoint_serde()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

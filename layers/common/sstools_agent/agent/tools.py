@@ -77,7 +77,9 @@ def _capabilities_tool(spec: ToolSpec, policy: ToolPolicy, budget: int) -> BaseT
             {"name": s.name, "description": s.description, "operation": s.operation.value}
             for s in selection.offered
         ]
-        return _result(spec.name, {"role": context.role, "tools": tools}, budget)
+        # plain data: the artifact is stored in the checkpoint (adapters/checkpointer.py)
+        role = None if context.role is None else context.role.value
+        return _result(spec.name, {"role": role, "tools": tools}, budget)
 
     return _as_tool(spec, run)
 
