@@ -212,6 +212,32 @@ def test_a_listed_conversation_says_what_it_is_about_and_is_found_by_it(origin: 
     assert found("статус staging") == []
 
 
+def test_a_new_conversation_is_offered_questions_the_users_role_can_have_answered(
+    origin: Origin,
+):
+    def starters(role: str, **page: str) -> list[dict[str, str]]:
+        response = origin.get("/api/assistant/starters", origin.user(role), **page)
+        assert response.status_code == 200, response.text
+        return list(response.json()["items"])
+
+    dashboard = {"object_type": "dashboard", "env_id": "ss-dev"}
+    analyst, engineer = starters("analyst", **dashboard), starters("engineer", **dashboard)
+    assert [item["tool"] for item in analyst] == [
+        "get_health_summary",
+        "run_llm_validation",
+        "search_dashboards",
+    ]
+    assert "deploy_dashboard" in [item["tool"] for item in engineer]
+    assert analyst[0]["text"] == "Какое здоровье у этого дашборда?"
+    dataset = starters("analyst", object_type="dataset", env_id="staging")
+    assert all("датасет" in item["text"] for item in dataset[:2])
+    assert [item["text"] for item in starters("analyst")][0] == "Что ты умеешь?"
+    refused = origin.get(
+        "/api/assistant/starters", origin.user(), object_type="report", env_id="ss-dev"
+    )
+    assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_CONTEXT")
+
+
 @pytest.mark.parametrize("limit", [0, 101, "many"])
 def test_page_sizes_are_bounded(origin: Origin, limit: Any):
     response = origin.get("/api/assistant/conversations", origin.user(), limit=limit)

@@ -308,3 +308,27 @@ class EnvironmentList(BaseModel):
     """The deployment's environments (`KNOWN_ENVIRONMENTS`), in declaration order."""
 
     items: list[EnvironmentItem]
+
+
+class StartersQuery(BaseModel):
+    """The page a new conversation starts on (unknown parameters are refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    object_type: str | None = Field(
+        default=None, max_length=32, description="`dashboard`, `dataset`, `migration` or none"
+    )
+    env_id: str | None = Field(default=None, max_length=64, description="A known environment")
+
+
+class StarterItem(BaseModel):
+    text: str
+    """The question, in Russian, as a person would ask it (the page sends it as a message)."""
+    tool: str
+    """The catalog tool it leads to (for tests and tooltips; the page does not show it)."""
+
+
+class StarterList(BaseModel):
+    """Up to three questions, in the order the page shows them."""
+
+    items: list[StarterItem]
