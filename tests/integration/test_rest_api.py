@@ -231,7 +231,7 @@ def test_a_new_conversation_is_offered_questions_the_users_role_can_have_answere
     assert analyst[0]["text"] == "Какое здоровье у этого дашборда?"
     dataset = starters("analyst", object_type="dataset", env_id="staging")
     assert all("датасет" in item["text"] for item in dataset[:2])
-    assert [item["text"] for item in starters("analyst")][0] == "Что ты умеешь?"
+    assert starters("analyst")[0]["text"] == "Что ты умеешь?"
     refused = origin.get(
         "/api/assistant/starters", origin.user(), object_type="report", env_id="ss-dev"
     )
