@@ -37,9 +37,9 @@ describe("Sidebar", () => {
     const rows = await screen.findAllByTestId("conversation-item");
     expect(rows.map((row) => row.textContent?.replace(/\s+/g, " ").trim())).toEqual([
       expect.stringMatching(
-        /^какой статус у этого дашборда\? Дашборд «Продажи» \(#10\) · ss-dev · сегодня, \d\d:\d\d$/,
+        /^какой статус у этого дашборда\? Дашборд «Продажи» \(#10\) ss-dev · сегодня, \d\d:\d\d$/,
       ),
-      expect.stringMatching(/^где используется\? Датасет #15 · staging · сегодня, \d\d:\d\d$/),
+      expect.stringMatching(/^где используется\? Датасет #15 staging · сегодня, \d\d:\d\d$/),
     ]);
     expect(screen.getByTestId("sidebar").textContent).not.toMatch(ISO);
   });
@@ -51,7 +51,7 @@ describe("Sidebar", () => {
     sidebarOver(backend);
     await screen.findAllByTestId("conversation-item");
     const search = screen.getByTestId("conversation-search");
-    expect(search.getAttribute("placeholder")).toBe("Поиск: слова, объект, окружение");
+    expect(search.getAttribute("placeholder")).toBe("Слова, объект, окружение");
 
     await fireEvent.input(search, { target: { value: "датасет" } });
     await waitFor(() => expect(screen.getAllByTestId("conversation-item")).toHaveLength(1));

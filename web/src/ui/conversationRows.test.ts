@@ -77,14 +77,15 @@ describe("conversationRow", () => {
     );
     expect(row).toEqual({
       request: "какой статус у этого дашборда?",
-      details: ["Дашборд «Продажи» (#10)", "ss-dev", "сегодня, 14:00"],
-      label: "какой статус у этого дашборда? — Дашборд «Продажи» (#10), ss-dev, сегодня, 14:00",
+      object: "Дашборд «Продажи» (#10)",
+      where: "ss-dev · сегодня, 14:00",
+      label: "какой статус у этого дашборда? — Дашборд «Продажи» (#10), ss-dev · сегодня, 14:00",
     });
   });
 
   it("a conversation from no page reads as its request and when, with no ISO time anywhere", () => {
     const row = conversationRow(summary({ subject: null, updated_at: undefined }), NOW, "UTC");
-    expect(row.details).toEqual(["сегодня, 10:00"]);
+    expect([row.object, row.where]).toEqual([null, "сегодня, 10:00"]);
     expect(JSON.stringify(row)).not.toMatch(ISO);
   });
 

@@ -7,9 +7,11 @@ import { OBJECT_TYPE_LABELS } from "./labels";
 export interface ConversationRow {
   /** The first request (the conversation's title). */
   request: string;
-  /** Object, environment, when: each present one, in this order. */
-  details: string[];
-  /** The whole row in one line, for a tooltip and a screen reader. */
+  /** «Дашборд «Продажи» (#10)»; null when it started on no object. */
+  object: string | null;
+  /** The environment and when, «ss-dev · сегодня, 14:05» (either may be missing). */
+  where: string;
+  /** The whole row in one line, for a tooltip. */
   label: string;
 }
 
@@ -57,10 +59,9 @@ export function conversationRow(
   timeZone?: string,
 ): ConversationRow {
   const request = item.title.trim() || "Без названия";
+  const object = subjectLabel(item.subject);
   const when = whenLabel(item.updated_at || item.created_at, now, timeZone);
-  const details = [subjectLabel(item.subject), item.subject?.env_id ?? null, when].filter(
-    (part): part is string => Boolean(part),
-  );
-  const label = details.length > 0 ? `${request} — ${details.join(", ")}` : request;
-  return { request, details, label };
+  const where = [item.subject?.env_id, when].filter(Boolean).join(" · ");
+  const details = [object, where].filter(Boolean).join(", ");
+  return { request, object, where, label: details ? `${request} — ${details}` : request };
 }
