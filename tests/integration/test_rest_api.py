@@ -123,8 +123,9 @@ def test_create_answers_id_title_and_creation_time(origin: Origin):
     response = origin.post("/api/assistant/conversations", alice, {"title": "  Отчёт Q3  "})
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"id", "title", "created_at"}
+    assert set(body) == {"id", "title", "created_at", "subject"}
     assert body["title"] == "Отчёт Q3"
+    assert body["subject"] is None  # created from no page
     untitled = origin.post("/api/assistant/conversations", alice).json()
     assert untitled["title"] == "Новый разговор"
     listed = origin.get("/api/assistant/conversations", alice).json()["items"]
