@@ -15,7 +15,7 @@ from sstools_agent.http.body_limits import BodyLimit
 from sstools_agent.http.errors import install_error_handlers, single_values
 from sstools_agent.http.refusals import install_refusals
 from sstools_agent.rest.deps import API_OBSERVABILITY, ApiDeps, authenticate_caller
-from sstools_agent.rest.routes import conversations, environments, files, identity
+from sstools_agent.rest.routes import conversations, environments, files, identity, starters
 
 observability = API_OBSERVABILITY
 logger, metrics = observability.logger, observability.metrics
@@ -43,5 +43,6 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.include_router(environments.router)
     app.include_router(files.router)
     app.include_router(identity.router)
+    app.include_router(starters.router)
     app.add_middleware(AuditFlush, sink=deps.audit)
     return app

@@ -13,6 +13,7 @@ from sstools_agent.domain.conversations import (
     ConversationArchived,
     ConversationBusy,
     ConversationNotFound,
+    ConversationSubject,
     IdempotencyKeyReused,
     InvalidPageToken,
     MessageRole,
@@ -410,3 +411,62 @@ async def test_history_pages_oldest_first_and_tokens_stay_in_their_conversation(
     assert paged == messages
     with pytest.raises(InvalidPageToken):
         await store.message_page(record.conversation_id, limit=2, after="garbage")
+
+
+# --- what a conversation is about -----------------------------------------------------------
+
+SALES_PAGE = {
+    "contextVersion": 1,
+    "objectType": "dashboard",
+    "objectId": "10",
+    "objectName": "Продажи",
+    "envId": "ss-dev",
+    "route": "/dashboards/10",
+}
+
+
+async def test_the_subject_is_the_page_a_conversation_started_on(store: ConversationStore):
+    # Given a conversation started by a turn on the «Продажи» dashboard in ss-dev
+    started = Conversation.started(uuid.uuid4().hex, user(), "какой статус?", SALES_PAGE)
+    record = await store.start_turn(started, "run-1", LEASE_S, new=True)
+    await store.finish_turn(record.conversation_id, "run-1", 0, AT)
+    # When a later turn comes from another page
+    moved = Conversation.asked_for(
+        record.conversation_id, record.owner, {"contextVersion": 1, "envId": "ss-prod"}
+    )
+    await store.start_turn(moved, "run-2", LEASE_S, new=False)
+    # Then the record still says what the conversation was about, as read and as listed
+    expected = ConversationSubject("dashboard", "10", "Продажи", "ss-dev")
+    assert (await store.get_owned(record.conversation_id, record.owner)).subject == expected
+    page = await store.list_owned(
+        record.owner, limit=5, after=None, search=None, include_archived=False
+    )
+    assert [c.subject for c in page.items] == [expected]
+
+
+async def test_listing_finds_conversations_by_object_environment_and_title_words(
+    store: ConversationStore,
+):
+    owner = user()
+    sales = await store.create(
+        Conversation.started(uuid.uuid4().hex, owner, "какой статус у этого?", SALES_PAGE)
+    )
+    orders_page = {"contextVersion": 1, "objectType": "dataset", "objectId": "15"}
+    orders_page["envId"] = "ss-prod"
+    orders = await store.create(
+        Conversation.started(uuid.uuid4().hex, owner, "Где используется?", orders_page)
+    )
+    general = await store.create(Conversation.started(uuid.uuid4().hex, owner, "что умеешь", None))
+
+    async def found(search: str) -> set[str]:
+        page = await store.list_owned(
+            owner, limit=10, after=None, search=search, include_archived=False
+        )
+        return {c.conversation_id for c in page.items}
+
+    assert await found("продажи") == {sales.conversation_id}  # the object's name
+    assert await found("ДАТАСЕТ") == {orders.conversation_id}  # its type, in the page's words
+    assert await found("ss-prod") == {orders.conversation_id}  # the environment
+    assert await found("статус дашборд") == {sales.conversation_id}  # every word, any order
+    assert await found("статус датасет") == set()
+    assert await found("умеешь") == {general.conversation_id}

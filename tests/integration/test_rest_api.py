@@ -35,7 +35,7 @@ from sstools_agent.wiring.adapters import (
     service_verifier_from,
 )
 from sstools_agent.wiring.api import build_api
-from tests.support.seed import DASHBOARD_10
+from tests.support.seed import DASHBOARD_10, DATASET_15
 
 STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
 DEPLOY = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
@@ -123,8 +123,9 @@ def test_create_answers_id_title_and_creation_time(origin: Origin):
     response = origin.post("/api/assistant/conversations", alice, {"title": "  Отчёт Q3  "})
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"id", "title", "created_at"}
+    assert set(body) == {"id", "title", "created_at", "subject"}
     assert body["title"] == "Отчёт Q3"
+    assert body["subject"] is None  # created from no page
     untitled = origin.post("/api/assistant/conversations", alice).json()
     assert untitled["title"] == "Новый разговор"
     listed = origin.get("/api/assistant/conversations", alice).json()["items"]
@@ -169,6 +170,73 @@ def test_search_in_titles_ignores_case(origin: Origin):
         i["title"]
         for i in origin.get("/api/assistant/conversations", alice, q="DEPLOY").json()["items"]
     ] == ["Deploy to prod"]
+
+
+def test_a_listed_conversation_says_what_it_is_about_and_is_found_by_it(origin: Origin):
+    # Given a conversation the chat started on dashboard 10 in ss-dev, one created here on
+    # dataset 15 in staging, and one with no page
+    alice = origin.user()
+    status, _ = origin.chat(alice, STATUS)
+    assert status == 200
+    created = origin.post(
+        "/api/assistant/conversations",
+        alice,
+        {"title": "Где используется?", "ui_context": DATASET_15},
+    )
+    assert created.json()["subject"] == {
+        "object_type": "dataset",
+        "object_id": "15",
+        "object_name": None,
+        "env_id": "staging",
+    }
+    origin.create(alice, "что ты умеешь?")
+    # When the list is read
+    items = origin.get("/api/assistant/conversations", alice).json()["items"]
+    # Then each row carries its page's object and environment as data (null without a page)
+    subjects = {item["title"]: item["subject"] for item in items}
+    assert subjects["какой статус у этого дашборда?"] == {
+        "object_type": "dashboard",
+        "object_id": "10",
+        "object_name": "Отчёт по энергопотреблению",
+        "env_id": "ss-dev",
+    }
+    assert subjects["что ты умеешь?"] is None
+
+    def found(q: str) -> list[str]:
+        page = origin.get("/api/assistant/conversations", alice, q=q).json()
+        return [item["title"] for item in page["items"]]
+
+    # And a search finds them by object name, type word, environment and title words together
+    assert found("энергопотреблению") == ["какой статус у этого дашборда?"]
+    assert found("датасет staging") == ["Где используется?"]
+    assert found("статус ss-dev") == ["какой статус у этого дашборда?"]
+    assert found("статус staging") == []
+
+
+def test_a_new_conversation_is_offered_questions_the_users_role_can_have_answered(
+    origin: Origin,
+):
+    def starters(role: str, **page: str) -> list[dict[str, str]]:
+        response = origin.get("/api/assistant/starters", origin.user(role), **page)
+        assert response.status_code == 200, response.text
+        return list(response.json()["items"])
+
+    dashboard = {"object_type": "dashboard", "env_id": "ss-dev"}
+    analyst, engineer = starters("analyst", **dashboard), starters("engineer", **dashboard)
+    assert [item["tool"] for item in analyst] == [
+        "get_health_summary",
+        "run_llm_validation",
+        "search_dashboards",
+    ]
+    assert "deploy_dashboard" in [item["tool"] for item in engineer]
+    assert analyst[0]["text"] == "Какое здоровье у этого дашборда?"
+    dataset = starters("analyst", object_type="dataset", env_id="staging")
+    assert all("датасет" in item["text"] for item in dataset[:2])
+    assert starters("analyst")[0]["text"] == "Что ты умеешь?"
+    refused = origin.get(
+        "/api/assistant/starters", origin.user(), object_type="report", env_id="ss-dev"
+    )
+    assert (refused.status_code, refused.json()["code"]) == (422, "INVALID_CONTEXT")
 
 
 @pytest.mark.parametrize("limit", [0, 101, "many"])

@@ -4,12 +4,30 @@ import { ChatHttpError, httpErrorFrom } from "./errors";
 import type { ChangePlanPayload, ChatMessage, GuardrailDecision } from "./events";
 import type { UIContext } from "./uiContext";
 
+/** What a conversation is about: the page it started on (null fields when the page named none). */
+export interface ConversationSubject {
+  object_type: string | null;
+  object_id: string | null;
+  object_name: string | null;
+  env_id: string | null;
+}
+
 export interface ConversationSummary {
   id: string;
+  /** The first request, on one line. */
   title: string;
   created_at: string;
+  /** The last activity (ISO 8601, UTC): the list's order, shown in the reader's time zone. */
   updated_at?: string;
   is_archived?: boolean;
+  /** Absent or null: the conversation started on no page (or before subjects were kept). */
+  subject?: ConversationSubject | null;
+}
+
+/** An example question a new conversation offers, and the tool it leads to. */
+export interface StarterQuestion {
+  text: string;
+  tool: string;
 }
 
 export interface Page<T> {
@@ -203,6 +221,14 @@ export class RestClient {
       "GET",
       `/api/agent/conversations/${encodeURIComponent(conversationId)}/active`,
     );
+  }
+
+  /** Up to three questions for a new conversation on this page, for the caller's role. */
+  starters(page: {
+    object_type?: string | null;
+    env_id?: string | null;
+  }): Promise<{ items: StarterQuestion[] }> {
+    return this.request("GET", `/api/assistant/starters${queryString(page)}`);
   }
 
   environments(): Promise<{ items: EnvironmentItem[] }> {

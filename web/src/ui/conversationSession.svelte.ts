@@ -386,6 +386,14 @@ export class ConversationSession {
     this.#focusComposer();
   }
 
+  /** A new conversation's example question, sent as it is: it is a whole question, and one
+   * click gets its answer (a write still stops at its card). The composer keeps what was typed. */
+  async ask(text: string): Promise<void> {
+    const ready = this.started && !this.signinOpen && !this.loadingConversation;
+    if (!ready || this.streaming || this.busyElsewhere) return;
+    await this.#sendText(text, true);
+  }
+
   async #sendText(text: string, addBubble: boolean, files: AttachmentInfo[] = []) {
     if (!this.#chatClient) return false;
     if (this.conversationId && (await this.#gateBusy(this.conversationId))) return false;

@@ -1,7 +1,13 @@
 /** The backend in memory for the page's tests: a scripted chat and the REST API's answers. */
 import type { ChatAction, ChatClient, SubmitExtra, SubmitInput, Submission } from "../lib/client";
 import type { ChatMessage } from "../lib/events";
-import { restClient, type ActiveState, type HistoryMessage } from "../lib/rest";
+import {
+  restClient,
+  type ActiveState,
+  type ConversationSummary,
+  type HistoryMessage,
+  type StarterQuestion,
+} from "../lib/rest";
 
 /** What the chat answers one request with: a stream (which may wait for the test before it goes
  * on), or a refusal before the stream. */
@@ -76,12 +82,27 @@ export class Backend {
   histories: Record<string, HistoryMessage[]> = {};
   /** A history read that waits for the test before it answers. */
   holdHistory: Record<string, Promise<void>> = {};
+  /** The list's conversations; a search keeps those whose answer `found` says match. */
+  conversations: ConversationSummary[] = [];
+  found: (item: ConversationSummary, q: string) => boolean = (item, q) =>
+    item.title.toLowerCase().includes(q.toLowerCase());
+  /** The starter questions' answer, whatever the page. */
+  starters: StarterQuestion[] = [];
+  /** Every query string asked, by path. */
+  readonly queries: Array<[string, URLSearchParams]> = [];
 
   readonly rest = restClient("", {
     getToken: () => "jwt",
     fetch: async (input) => {
       const url = new URL(String(input), "http://page.test");
       this.asked.push(url.pathname);
+      this.queries.push([url.pathname, url.searchParams]);
+      if (url.pathname === "/api/assistant/starters") return json(200, { items: this.starters });
+      if (url.pathname === "/api/assistant/conversations") {
+        const q = url.searchParams.get("q");
+        const items = this.conversations.filter((item) => !q || this.found(item, q));
+        return json(200, { items, next_cursor: null });
+      }
       if (url.pathname === "/api/assistant/environments") {
         if (this.environments === "offline") throw new TypeError("Failed to fetch");
         if (this.environments instanceof Response) return this.environments;

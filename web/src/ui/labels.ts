@@ -77,11 +77,9 @@ export function toolErrorAdvice(code: string | undefined, detail: string | undef
   return (code && TOOL_ERROR_ADVICE[code]) || "Инструмент завершился ошибкой, результата нет.";
 }
 
-export const OBJECT_TYPE_LABELS: Record<string, string> = {
-  dashboard: "Дашборд",
-  dataset: "Датасет",
-  migration: "Миграция",
-};
+/** «Дашборд» for `dashboard`: the backend's words (`OBJECT_TYPE_LABELS`), which the
+ * conversation search also finds a conversation by. */
+export const OBJECT_TYPE_LABELS: Record<string, string> = glossary.objectTypes;
 
 export const TOOL_STATE_LABELS: Record<ToolState, string> = {
   running: "выполняется",

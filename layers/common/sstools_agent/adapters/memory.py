@@ -36,7 +36,7 @@ from sstools_agent.domain.conversations import (
     InvalidPageToken,
     Page,
     StoredMessage,
-    title_search_key,
+    search_words,
     turn_refusal,
 )
 from sstools_agent.domain.ports import BlobStoreError, StoredEvent
@@ -148,6 +148,7 @@ class InMemoryConversationStore(FailureSwitches):
             conversation.created_at,
             conversation.updated_at,
             ui_context=json.loads(json.dumps(context)) if context is not None else None,
+            subject=conversation.subject,
         )
 
     async def create(self, conversation: Conversation) -> Conversation:
@@ -317,14 +318,14 @@ class InMemoryConversationStore(FailureSwitches):
         include_archived: bool,
     ) -> Page[Conversation]:
         self._check("list_owned")
-        wanted = title_search_key(search) if search else None
+        wanted = search_words(search or "")
         records = sorted(
             (
                 thread.record
                 for thread in self._threads.values()
                 if thread.record.owner == owner
                 and (include_archived or not thread.record.is_archived)
-                and (wanted is None or wanted in title_search_key(thread.record.title))
+                and all(word in thread.record.search_key() for word in wanted)
             ),
             key=lambda record: (record.updated_at, record.conversation_id),
             reverse=True,

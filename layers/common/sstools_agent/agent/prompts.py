@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from sstools_agent.agent.prefetch import PrefetchedObject
-from sstools_agent.domain.tool_policy import ToolRemoval
+from sstools_agent.domain.tool_selection import ToolRemoval
 from sstools_agent.domain.ui_context import UIContext, encode_prompt_data, render_ui_context_block
 
 OBJECT_SUMMARY_OPEN: Final = "<object_summary>"

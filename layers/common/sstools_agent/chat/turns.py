@@ -60,7 +60,6 @@ from sstools_agent.domain.conversations import (
     ConversationArchived,
     NotRunning,
     TurnRecorder,
-    now_iso,
     title_from,
 )
 from sstools_agent.domain.errors import ErrorCode
@@ -184,8 +183,7 @@ class ChatTurns:
         message: str | None,
         attachments: list[CheckedFile],
     ) -> PreparedTurn:
-        at = now_iso()
-        fresh = Conversation(conversation_id, owner, title, at, at, ui_context=ui_context)
+        fresh = Conversation.started(conversation_id, owner, title, ui_context)
         held = await self.store.start_turn(fresh, run_id, self.lease_s, new=True)
         return PreparedTurn(held, None, message, run_id, attachments=attachments)
 

@@ -20,6 +20,7 @@ from sstools_agent.domain.chat_events import (
     ToolError,
     ToolStart,
 )
+from sstools_agent.domain.ui_context import OBJECT_TYPE_LABELS
 
 TITLE_CHARS: Final = 80
 CONVERSATION_ID_PATTERN: Final = r"^[A-Za-z0-9-]{1,64}$"
@@ -63,6 +64,55 @@ class Page[T]:
     next_token: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationSubject:
+    """What a conversation is about: the object and environment of the page it started on. It is
+    kept as it was at the start (a later turn from another page moves `ui_context`, not this),
+    so the conversation list can say what each conversation was about."""
+
+    object_type: str | None = None
+    object_id: str | None = None
+    object_name: str | None = None
+    env_id: str | None = None
+
+    @classmethod
+    def of(cls, ui_context: Mapping[str, Any] | None) -> ConversationSubject | None:
+        """The subject of a (validated) page context; None when it names neither an object nor
+        an environment."""
+        if not ui_context:
+            return None
+        subject = cls(*(_text(ui_context.get(key)) for key in _SUBJECT_CONTEXT_KEYS))
+        return subject if subject.object_type or subject.env_id else None
+
+    @classmethod
+    def from_record(cls, data: object) -> ConversationSubject | None:
+        """The subject as a store kept it (`to_record`); None for anything else."""
+        if not isinstance(data, Mapping):
+            return None
+        return cls.of({key: data.get(field) for key, field in _SUBJECT_RECORD_KEYS.items()})
+
+    def to_record(self) -> dict[str, str | None]:
+        """The subject as stores keep it and the REST API answers it."""
+        return {field: getattr(self, field) for field in _SUBJECT_RECORD_KEYS.values()}
+
+    def search_text(self) -> str:
+        """The words a search may find it by: the object's type as the page names it, its name,
+        its id and the environment."""
+        label = OBJECT_TYPE_LABELS.get(self.object_type or "", self.object_type or "")
+        parts = (label, self.object_name, f"#{self.object_id}" if self.object_id else None)
+        return " ".join(part for part in (*parts, self.env_id) if part)
+
+
+_SUBJECT_CONTEXT_KEYS: Final = ("objectType", "objectId", "objectName", "envId")
+_SUBJECT_RECORD_KEYS: Final = dict(
+    zip(_SUBJECT_CONTEXT_KEYS, ("object_type", "object_id", "object_name", "env_id"), strict=True)
+)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 class MessageRole(StrEnum):
     USER = "user"
     ASSISTANT = "assistant"
@@ -85,6 +135,22 @@ class Conversation:
     locked_at: float | None = None
     """When the run holding the lock took it (epoch seconds): the multi-tab gate's "since"."""
     pending_confirmation_id: str | None = None
+    subject: ConversationSubject | None = None
+    """What the conversation is about (the page it started on); None before it was kept."""
+
+    @classmethod
+    def started(
+        cls, conversation_id: str, owner: str, title: str, ui_context: dict[str, Any] | None
+    ) -> Conversation:
+        """A new conversation, now, about the page it starts on."""
+        at = now_iso()
+        subject = ConversationSubject.of(ui_context)
+        return cls(conversation_id, owner, title, at, at, ui_context=ui_context, subject=subject)
+
+    def search_key(self) -> str:
+        """What a search of the list looks in: its title and its subject, case-folded."""
+        subject = self.subject.search_text() if self.subject else ""
+        return title_search_key(f"{self.title} {subject}".strip())
 
     def is_running(self, now: float) -> bool:
         """Whether a run holds the conversation (its lease not yet lapsed)."""
@@ -178,6 +244,16 @@ def now_iso() -> str:
 def title_search_key(title: str) -> str:
     """What title search compares: the title case-folded (so «Отчёт» finds «ОТЧЁТ»)."""
     return title.casefold()
+
+
+MAX_SEARCH_WORDS: Final = 8
+"""A search's words beyond these are ignored (each is one more filter on every item read)."""
+
+
+def search_words(search: str) -> list[str]:
+    """A search's words as `Conversation.search_key` is compared: a conversation is found when
+    its key contains every one of them, in any order."""
+    return list(dict.fromkeys(title_search_key(search).split()))[:MAX_SEARCH_WORDS]
 
 
 def title_from(message: str) -> str:

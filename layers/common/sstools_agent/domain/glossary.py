@@ -11,6 +11,7 @@ import json
 from typing import Any, Final
 
 from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.ui_context import OBJECT_TYPE_LABELS
 
 ARGUMENT_LABELS: Final = {
     "branch_name": "Имя ветки",
@@ -52,8 +53,10 @@ def tool_label(name: str) -> str:
 
 
 def glossary() -> dict[str, Any]:
-    """What the page reads: tool and argument labels, and the environment arguments."""
+    """What the page reads: tool and argument labels, the environment arguments, and the object
+    types (the conversation list's rows name them as the list's search finds them)."""
     return {
+        "objectTypes": {str(kind): label for kind, label in OBJECT_TYPE_LABELS.items()},
         "tools": {spec.name: tool_label(spec.name) for spec in CATALOG},
         "arguments": dict(sorted(ARGUMENT_LABELS.items())),
         "environmentArguments": sorted(ENVIRONMENT_ARGUMENTS),

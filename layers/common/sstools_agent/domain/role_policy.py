@@ -7,11 +7,14 @@ and may this particular call run. A tool the policy does not know is denied.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sstools_agent.domain.catalog_types import EnvironmentSource, ToolSpec
 from sstools_agent.domain.environments import Environment
 from sstools_agent.domain.roles import Role
-from sstools_agent.domain.tool_calls import ResolvedToolCall
+
+if TYPE_CHECKING:  # a resolved call carries its SQL's classification: no parser for the offer
+    from sstools_agent.domain.tool_calls import ResolvedToolCall
 
 
 @dataclass(frozen=True, slots=True)

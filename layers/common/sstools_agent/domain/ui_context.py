@@ -44,6 +44,14 @@ class ObjectType(StrEnum):
     MIGRATION = "migration"
 
 
+OBJECT_TYPE_LABELS: Final[Mapping[str, str]] = {
+    ObjectType.DASHBOARD: "Дашборд",
+    ObjectType.DATASET: "Датасет",
+    ObjectType.MIGRATION: "Миграция",
+}
+"""Each object type as a person names it (the page reads them from the glossary)."""
+
+
 class UIContext(BaseModel):
     """A validated page context. Build it with `parse_ui_context`, not directly from user input."""
 

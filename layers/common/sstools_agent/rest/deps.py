@@ -21,6 +21,9 @@ from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
 from sstools_agent.domain.ports import AuditSink
+from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.tool_selection import ToolSelector
+from sstools_agent.domain.ui_context import UIContext
 from sstools_agent.http.auth import authenticate_request, authenticated_principal
 from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.http.observability import Observability
@@ -49,14 +52,25 @@ class ApiDeps:
     client_addresses: ClientAddresses = field(default_factory=ClientAddresses)
     """Where a request came from, for the two counters above."""
 
+    def page_context(
+        self, ui_context: Any, caller: Principal, conversation_id: str | None = None
+    ) -> UIContext | None:
+        """A page context validated and audited as the chat does; ContextRejected (422)."""
+        return audited_ui_context(
+            ui_context, self.environments, self.audit.emit, caller.subject, conversation_id
+        )
+
     def checked_context(
         self, ui_context: Any, caller: Principal, conversation_id: str | None = None
     ) -> dict[str, Any] | None:
-        """A page context validated and audited as the chat does; ContextRejected (422)."""
-        page = audited_ui_context(
-            ui_context, self.environments, self.audit.emit, caller.subject, conversation_id
-        )
+        """`page_context` as stored: the payload the page sent, validated."""
+        page = self.page_context(ui_context, caller, conversation_id)
         return page.to_payload() if page else None
+
+    @property
+    def tools(self) -> ToolSelector:
+        """What each user is offered on each page (the starter questions follow it)."""
+        return ToolSelector(CATALOG, self.environments)
 
 
 def rest_api(request: Request) -> ApiDeps:

@@ -47,7 +47,12 @@ class ConversationsQuery(BaseModel):
 
     limit: int = Field(default=20, ge=1, le=MAX_PAGE)
     cursor: Cursor = None
-    q: str | None = Field(default=None, max_length=200, description="Title contains (any case)")
+    q: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Words the title or the subject (object type, name, id, environment) "
+        "contains, every one, in any order and any case",
+    )
     include_archived: bool = False
 
 
@@ -78,18 +83,41 @@ class CreateConversationBody(BaseModel):
     """The page the conversation starts from (validated like the chat's)."""
 
 
+class SubjectView(BaseModel):
+    """What a conversation is about: the object and environment of the page it started on (a
+    later turn from another page does not change it). The page composes the list's row from it;
+    the object type is an id (`dashboard`, `dataset`, `migration`), not words."""
+
+    object_type: str | None
+    object_id: str | None
+    object_name: str | None
+    env_id: str | None
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> SubjectView | None:
+        subject = conversation.subject
+        return cls(**subject.to_record()) if subject is not None else None
+
+
 class ConversationCreated(BaseModel):
     id: str
     title: str
     created_at: str
+    subject: SubjectView | None = None
+    """Null when the conversation started on no page (or before subjects were kept)."""
 
 
 class ConversationSummary(BaseModel):
     id: str
     title: str
+    """The first request, on one line (or the title given at creation)."""
     created_at: str
     updated_at: str
+    """The last activity (the list's order), ISO 8601 UTC: the page formats it in the reader's
+    time zone."""
     is_archived: bool
+    subject: SubjectView | None = None
+    """Null when the conversation started on no page (or before subjects were kept)."""
 
     @classmethod
     def of(cls, conversation: Conversation) -> ConversationSummary:
@@ -99,6 +127,7 @@ class ConversationSummary(BaseModel):
             created_at=conversation.created_at,
             updated_at=conversation.updated_at,
             is_archived=conversation.is_archived,
+            subject=SubjectView.of(conversation),
         )
 
 
@@ -279,3 +308,27 @@ class EnvironmentList(BaseModel):
     """The deployment's environments (`KNOWN_ENVIRONMENTS`), in declaration order."""
 
     items: list[EnvironmentItem]
+
+
+class StartersQuery(BaseModel):
+    """The page a new conversation starts on (unknown parameters are refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    object_type: str | None = Field(
+        default=None, max_length=32, description="`dashboard`, `dataset`, `migration` or none"
+    )
+    env_id: str | None = Field(default=None, max_length=64, description="A known environment")
+
+
+class StarterItem(BaseModel):
+    text: str
+    """The question, in Russian, as a person would ask it (the page sends it as a message)."""
+    tool: str
+    """The catalog tool it leads to (for tests and tooltips; the page does not show it)."""
+
+
+class StarterList(BaseModel):
+    """Up to three questions, in the order the page shows them."""
+
+    items: list[StarterItem]

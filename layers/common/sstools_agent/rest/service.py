@@ -61,10 +61,7 @@ class ConversationsApi:
     async def create(
         self, owner: str, title: str | None, ui_context: dict[str, Any] | None
     ) -> Conversation:
-        at = now_iso()
-        fresh = Conversation(
-            uuid.uuid4().hex, owner, title or DEFAULT_TITLE, at, at, ui_context=ui_context
-        )
+        fresh = Conversation.started(uuid.uuid4().hex, owner, title or DEFAULT_TITLE, ui_context)
         return await self.store.create(fresh)
 
     async def list(

@@ -10,10 +10,10 @@ from typing import Any, Final
 
 from sstools_agent.domain.conversations import (
     Conversation,
+    ConversationSubject,
     InvalidPageToken,
     StoredItemTooLarge,
     StoredMessage,
-    title_search_key,
 )
 from sstools_agent.domain.ports import StoredEvent
 from sstools_agent.domain.tool_outputs import MAX_ITEM_BYTES
@@ -107,6 +107,9 @@ def conversation_from(item: dict[str, Any]) -> Conversation:
         locked_until=float(item["locked_until"]) / 1000 if "locked_until" in item else None,
         locked_at=float(item["locked_at"]) / 1000 if "locked_at" in item else None,
         pending_confirmation_id=item.get("pending_confirmation_id"),
+        subject=ConversationSubject.from_record(json.loads(item["subject"]))
+        if item.get("subject")
+        else None,
     )
 
 
@@ -117,7 +120,8 @@ def record_item(conversation: Conversation) -> dict[str, Any]:
         "conversation_id": conversation.conversation_id,
         "owner": conversation.owner,
         "title": conversation.title,
-        "title_search": title_search_key(conversation.title),
+        # what a search of the list looks in: the title and what the conversation is about
+        "title_search": conversation.search_key(),
         "created_at": conversation.created_at,
         "updated_at": conversation.updated_at,
         "is_archived": False,
@@ -127,6 +131,8 @@ def record_item(conversation: Conversation) -> dict[str, Any]:
     }
     if conversation.ui_context is not None:
         item["ui_context"] = json.dumps(conversation.ui_context, ensure_ascii=False)
+    if conversation.subject is not None:
+        item["subject"] = json.dumps(conversation.subject.to_record(), ensure_ascii=False)
     return item
 
 

@@ -18,7 +18,7 @@ from sstools_agent.domain.conversations import (
     InvalidPageToken,
     Page,
     StoredMessage,
-    title_search_key,
+    search_words,
 )
 
 QUERY_BATCH: Final = 100
@@ -55,9 +55,9 @@ class ConversationQueries(DynamoTable):
         if not include_archived:
             filters.append("is_archived = :false")
             values[":false"] = False
-        if search:
-            filters.append("contains(title_search, :q)")
-            values[":q"] = title_search_key(search)
+        for n, word in enumerate(search_words(search or "")):
+            filters.append(f"contains(title_search, :q{n})")
+            values[f":q{n}"] = word
         query: dict[str, Any] = {
             "IndexName": "ByOwner",
             "KeyConditionExpression": "GSI1PK = :owner",

@@ -31,6 +31,7 @@ from sstools_agent.rest.schemas import (
     HistoryMessage,
     HistoryPage,
     HistoryQuery,
+    SubjectView,
 )
 
 CONVERSATIONS: Final = "/api/assistant/conversations"
@@ -59,6 +60,7 @@ async def create(body: CreateConversationBody, caller: Caller, api: Api) -> Conv
         id=conversation.conversation_id,
         title=conversation.title,
         created_at=conversation.created_at,
+        subject=SubjectView.of(conversation),
     )
 
 
