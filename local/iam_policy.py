@@ -25,7 +25,6 @@ STAR_ONLY_ACTIONS: Final = {
     "xray:PutTelemetryRecords": "X-Ray has no resource type: telemetry is per account",
     "cloudwatch:PutMetricData": "metrics name no resource (a namespace is a condition key)",
     "ssm:DescribeParameters": "lists the account's parameters: no resource type",
-    "logs:CreateLogGroup": "AWSLambdaBasicExecutionRole's (managed by AWS, not this template)",
 }
 """Actions AWS authorizes only against `Resource: "*"` (no resource-level permissions), each with
 why: the one place a statement may name `*`."""
