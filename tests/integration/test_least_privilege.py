@@ -372,9 +372,12 @@ def test_a_statement_written_out_grants_only_what_a_path_uses(observed: Observed
     assert too_much == []
 
 
-def test_the_requests_seen(observed: Observed):
-    """The (principal, action) pairs, printed with -s: what docs/deploy.md lists."""
-    pairs = sorted({(call.principal, call.action) for call in observed.trace.calls})
-    for principal, action in pairs:
-        print(f"seen: {principal} {action}")  # noqa: T201 (the report)
-    assert ("ChatFunction", "states:SendTaskSuccess") in pairs
+def test_presigned_requests_are_the_signing_functions_and_the_rest_is_listed(observed: Observed):
+    """The requests, printed with -s (what docs/deploy.md lists); the browser's upload and
+    download are authorized against the REST API's role that signed them."""
+    for call in sorted(observed.trace.calls):
+        print(f"seen: {call.principal} {call.action} {call.resource}")  # noqa: T201 (the report)
+    attachments = "arn:aws:s3:::sstools-agent-dev-attachments-123456789012"
+    api = {(c.action, c.resource.rsplit("/", 2)[0]) for c in observed.trace.by("ApiFunction")}
+    assert ("s3:PutObject", f"{attachments}/uploads") in api
+    assert ("s3:GetObject", f"{attachments}/attachments") in api
