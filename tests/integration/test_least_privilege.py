@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import boto3
@@ -61,6 +61,7 @@ SEARCH = {
     "message": "найди дашборды",
     "ui_context": {"contextVersion": 1, "envId": "ss-dev", "route": "/dashboards"},
 }
+EXPIRING_CARDS = "X-Test-Expiring-Cards"
 NOT_EXERCISED_HERE = {
     ("ChatFunction", "bedrock:InvokeModel"): "the model and the router's embeddings: offline here",
     ("ChatFunction", "bedrock:InvokeModelWithResponseStream"): "the model: offline here",
@@ -83,8 +84,8 @@ class Observed:
 class Paths:
     """A user's requests to the stack's one origin, and the harness's own reads of moto."""
 
-    def __init__(self, url: str, quick_url: str, settings: Settings) -> None:
-        self.url, self.quick_url, self.settings = url, quick_url, settings
+    def __init__(self, url: str, settings: Settings) -> None:
+        self.url, self.settings = url, settings
         subject = f"engineer-{uuid.uuid4().hex[:10]}"
         token = user_issuer(settings).issue(subject, 600, {"roles": ["engineer"]}).token
         self.headers = {"Authorization": f"Bearer {token}"}
@@ -92,10 +93,12 @@ class Paths:
             "dynamodb", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region
         )
 
-    def turn(self, body: dict[str, Any], url: str | None = None) -> list[dict[str, Any]]:
-        """A chat turn's events (their metadata), the stream read to its end."""
+    def turn(self, body: dict[str, Any], *, expiring: bool = False) -> list[dict[str, Any]]:
+        """A chat turn's events (their metadata), the stream read to its end; `expiring`: on the
+        chat whose cards expire after two seconds."""
+        headers = {**self.headers, EXPIRING_CARDS: "1"} if expiring else self.headers
         with httpx.stream(
-            "POST", f"{url or self.url}/api/agent/chat", headers=self.headers, json=body, timeout=60
+            "POST", f"{self.url}/api/agent/chat", headers=headers, json=body, timeout=60
         ) as response:
             assert response.status_code == 200, response.read()
             lines = [line for line in response.iter_lines() if line.startswith("data: ")]
@@ -123,9 +126,9 @@ class Paths:
             assert time.monotonic() < deadline, f"{what}: not in time"
             time.sleep(0.1)
 
-    def card(self, url: str | None = None) -> tuple[str, str]:
+    def card(self, *, expiring: bool = False) -> tuple[str, str]:
         """A conversation whose staging deploy card waits (its execution holds the token)."""
-        events = self.turn(DEPLOY, url)
+        events = self.turn(DEPLOY, expiring=expiring)
         card = next(e for e in events if e.get("type") == "confirm_required")
         card_id = card["confirmation_id"]
         self.until("the token", lambda: "task_token" in self.confirmation(card_id))
@@ -147,7 +150,7 @@ def run_every_path(paths: Paths, upstream: SampleUpstream) -> None:
     # Cards: confirmed, denied, left to expire (on the chat whose cards wait two seconds)
     paths.answer(*paths.card(), "confirm")
     paths.answer(*paths.card(), "deny")
-    expiring, card = paths.card(paths.quick_url)
+    expiring, card = paths.card(expiring=True)
     paths.until("the expiry", lambda: paths.confirmation(card)["status"] == "expired")
     paths.until(
         "the expiry told",
@@ -237,6 +240,17 @@ def rule_targets(settings: Settings, expiry: Any) -> Iterator[None]:
             events.delete_rule(Name=name, EventBusName=bus)
 
 
+def by_header(app: Any, expiring: Any) -> Any:
+    """`app`, but a request with the `EXPIRING_CARDS` header goes to `expiring`."""
+    marker = (EXPIRING_CARDS.lower().encode(), b"1")
+
+    async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        chosen = expiring if marker in scope.get("headers", []) else app
+        await chosen(scope, receive, send)
+
+    return dispatch
+
+
 def key_ids(settings: Settings) -> dict[str, str]:
     """moto's KMS key ids, by the logical id their alias names (local/aws_resources.py)."""
     kms = boto3.client(
@@ -270,9 +284,6 @@ def observed(stack_settings: Settings, upstream_server: SampleUpstream) -> Obser
         with trace.building("ChatFunction"):
             chat = build_chat(settings)
             chat.agent()
-            # Another container of it, whose cards expire after two seconds
-            quick = build_chat(settings.model_copy(update={"confirmation_timeout_s": 2}))
-            quick.agent()
         with trace.building("ExpiryFunction"):
             expiry = build_chat(settings, routed=False)
             expiry.agent()
@@ -280,8 +291,10 @@ def observed(stack_settings: Settings, upstream_server: SampleUpstream) -> Obser
             patch = running.enter_context(pytest.MonkeyPatch.context())
             patch.setattr(audit_function, "deps", build_audit(settings))
         gateway = LocalGateway({"ChatFunction": create_chat_app(chat), "ApiFunction": api})
-        url = running.enter_context(serve(gateway, lifespan="on"))
-        quick_url = running.enter_context(serve(create_chat_app(quick), lifespan="on"))
+        # The same chat function, its cards expiring after two seconds (on the same event loop:
+        # the agent's upstream client and the token client belong to one)
+        expiring = create_chat_app(replace(chat, confirmation_timeout_s=2))
+        url = running.enter_context(serve(by_header(gateway, expiring), lifespan="on"))
         ssm = boto3.client(
             "ssm", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region
         )
@@ -292,7 +305,7 @@ def observed(stack_settings: Settings, upstream_server: SampleUpstream) -> Obser
             Overwrite=True,
         )
         running.enter_context(rule_targets(settings, expiry.expiry_recorder()))
-        paths = Paths(url, quick_url, settings)
+        paths = Paths(url, settings)
         run_every_path(paths, upstream_server)
         paths.until("the audit delivered", lambda: trace.by("AuditFunction"))
     upstream_server.reset()
