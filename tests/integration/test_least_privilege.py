@@ -48,6 +48,8 @@ from sstools_agent.wiring.chat import build_chat
 from tests.support.events import LambdaInvocation
 from tests.support.seed import DASHBOARD_10
 
+pytestmark = pytest.mark.slow
+
 PRINCIPALS = (
     "ChatFunction",
     "ApiFunction",
@@ -127,11 +129,15 @@ class Paths:
             time.sleep(0.1)
 
     def card(self, *, expiring: bool = False) -> tuple[str, str]:
-        """A conversation whose staging deploy card waits (its execution holds the token)."""
+        """A conversation whose staging deploy card waits: until its execution holds the token,
+        or (`expiring`) until its timer has run out (which takes the token away)."""
         events = self.turn(DEPLOY, expiring=expiring)
         card = next(e for e in events if e.get("type") == "confirm_required")
         card_id = card["confirmation_id"]
-        self.until("the token", lambda: "task_token" in self.confirmation(card_id))
+        if expiring:
+            self.until("the expiry", lambda: self.confirmation(card_id)["status"] == "expired")
+        else:
+            self.until("the token", lambda: "task_token" in self.confirmation(card_id))
         return events[-1]["conversation_id"], card_id
 
     def answer(self, conversation: str, card: str, action: str) -> None:
@@ -150,8 +156,7 @@ def run_every_path(paths: Paths, upstream: SampleUpstream) -> None:
     # Cards: confirmed, denied, left to expire (on the chat whose cards wait two seconds)
     paths.answer(*paths.card(), "confirm")
     paths.answer(*paths.card(), "deny")
-    expiring, card = paths.card(expiring=True)
-    paths.until("the expiry", lambda: paths.confirmation(card)["status"] == "expired")
+    expiring, _ = paths.card(expiring=True)
     paths.until(
         "the expiry told",
         lambda: (
