@@ -129,14 +129,18 @@ class LocalNames:
         logical = self._logical("AWS::StepFunctions::StateMachine", arn.rsplit(":", 1)[-1])
         return self.stack.arn(logical) if logical else arn
 
-    def the_state_machine(self) -> str:
-        """The stack's one state machine (a task token names none: see `requests`)."""
+    def state_machine_id(self) -> str:
+        """The logical id of the stack's one state machine."""
         (logical,) = (
             logical_id
             for logical_id, resource in self.stack.cloudformation.items()
             if resource["Type"] == "AWS::StepFunctions::StateMachine"
         )
-        return self.stack.arn(logical)
+        return logical
+
+    def the_state_machine(self) -> str:
+        """The stack's one state machine's ARN (a task token names none: see `requests`)."""
+        return self.stack.arn(self.state_machine_id())
 
     def execution(self, arn: str) -> str:
         # arn:aws:states:<region>:<account>:execution:<machine>:<name>
@@ -261,7 +265,7 @@ class IamCallTrace:
         frame = sys._getframe(0)
         while frame is not None:
             if str(frame.f_globals.get("__name__", "")).startswith(STATE_MACHINE_INTERPRETER):
-                return self.names.the_state_machine().rsplit(":", 1)[-1]
+                return self.names.state_machine_id()
             frame = frame.f_back  # type: ignore[assignment]
         return self._building if threading.current_thread() is threading.main_thread() else None
 
