@@ -20,6 +20,7 @@ import pytest
 from functions.expiry.app import create_handler
 from local.agent_stack import AgentStack
 from local.fault_injection import Fault, FaultKind
+from local.sam_template import load_template
 from sstools_agent.chat.expired_cards import ExpiryTold
 from sstools_agent.http.observability import METRICS_NAMESPACE, MetricName
 from sstools_agent.wiring.chat import build_chat
@@ -67,6 +68,18 @@ def values_of(points: list[Datapoint], name: MetricName) -> list[Datapoint]:
     return [p for p in points if p.name == name.value]
 
 
+def watched(point: Datapoint) -> bool:
+    """Whether template.yaml has an alarm on exactly this datapoint's metric."""
+    return any(
+        resource["Type"] == "AWS::CloudWatch::Alarm"
+        and resource["Properties"]["Namespace"] == point.namespace
+        and resource["Properties"]["MetricName"] == point.name
+        and {d["Name"]: d["Value"] for d in resource["Properties"]["Dimensions"]}
+        == point.dimensions
+        for resource in load_template()["Resources"].values()
+    )
+
+
 async def test_a_failing_tool_counts_one_tool_failure(
     chat: ChatServer, capsys: pytest.CaptureFixture[str]
 ):
@@ -83,6 +96,10 @@ async def test_a_failing_tool_counts_one_tool_failure(
     assert failures == Datapoint(METRICS_NAMESPACE, "ToolFailures", {"service": "chat"}, 1)
     (calls,) = values_of(points, MetricName.TOOL_CALLS)
     assert calls.value == 1
+    # And the alarms on failures and on the first event's delay watch exactly these metrics
+    assert watched(failures)
+    (first_event,) = values_of(points, MetricName.TIME_TO_FIRST_EVENT)
+    assert watched(first_event)
 
 
 async def test_a_turn_whose_tools_succeed_counts_no_failure(
@@ -158,6 +175,7 @@ async def test_an_expired_card_counts_one_confirmation_expired(
     # Then one expiry is counted, in the expiry function's service
     (expired,) = values_of(emitted(capsys.readouterr().out), MetricName.CONFIRMATIONS_EXPIRED)
     assert expired == Datapoint(METRICS_NAMESPACE, "ConfirmationsExpired", {"service": "expiry"}, 1)
+    assert watched(expired)  # the alarm on expiries sees it
 
 
 async def test_an_expiry_event_about_a_card_not_expired_counts_nothing(
