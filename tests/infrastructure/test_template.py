@@ -778,6 +778,8 @@ def test_the_audit_bus_is_archived_for_replay():
     outputs = load_template()["Outputs"]
     assert outputs["AuditArchiveArn"]["Value"] == {"Fn::GetAtt": ["AuditArchive", "Arn"]}
     assert outputs["AuditBusArn"]["Value"] == {"Fn::GetAtt": ["AuditBus", "Arn"]}
+    # (a replay names the audit rule, so the expiry function does not tell old expiries again)
+    assert outputs["AuditRuleArn"]["Value"] == {"Fn::GetAtt": [AUDIT_RULE, "Arn"]}
     assert outputs["AuditDeadLetterQueueUrl"]["Value"] == {"Ref": "AuditDeadLetterQueue"}
 
 
