@@ -630,19 +630,42 @@ def test_the_code_emits_every_metric_it_names():
     assert {"chat", "api", "expiry"} <= metric_services()
 
 
+def unseen(namespace: str, metric: str, dimensions: tuple[tuple[str, str], ...]) -> str | None:
+    """Why a metric so named never gets a datapoint, or None if something publishes it."""
+    if namespace.startswith("AWS/"):
+        return None if namespace in AWS_NAMESPACES else f"namespace {namespace}"
+    if namespace != METRICS_NAMESPACE:
+        return f"namespace {namespace}"
+    if metric not in emitted_metric_names():
+        return f"{metric} is never emitted"
+    # Powertools adds one dimension, the service: an alarm on any other set sees nothing
+    if [name for name, _ in dimensions] != ["service"]:
+        return f"dimensions {dimensions}"
+    if dimensions[0][1] not in metric_services():
+        return f"no service {dimensions[0][1]}"
+    return None
+
+
 def test_every_alarm_watches_a_metric_the_code_emits_or_aws_publishes():
     assert alarms(), "no alarm"
-    for name, alarm in alarms().items():
-        namespace, metric, dimensions = identity(alarm)
-        if namespace.startswith("AWS/"):
-            assert namespace in AWS_NAMESPACES, name
-            continue
-        assert namespace == METRICS_NAMESPACE, name
-        assert metric in emitted_metric_names(), name
-        # Powertools adds one dimension, the service: an alarm on any other set sees nothing
-        ((dimension, service),) = dimensions
-        assert (dimension, service) == ("service", service)
-        assert service in metric_services(), name
+    assert {name: unseen(*identity(alarm)) for name, alarm in alarms().items()} == dict.fromkeys(
+        alarms()
+    )
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"MetricName": "ToolFailure"},  # a typo
+        {"Namespace": "SsToolsAgents"},
+        {"Dimensions": [{"Name": "service", "Value": "tools"}]},  # no such service
+        {"Dimensions": [{"Name": "function", "Value": "chat"}]},
+        {"Dimensions": []},  # the metric without its service dimension is another metric
+    ],
+)
+def test_an_alarm_on_a_metric_nothing_emits_is_found(edit):
+    alarm = alarms()["ToolFailuresAlarm"] | edit
+    assert unseen(*identity(alarm)) is not None
 
 
 def alarm_on(namespace: str, metric: str, **dimensions: Any) -> dict[str, Any]:
@@ -715,13 +738,7 @@ def test_the_dashboard_draws_every_alarmed_metric_and_only_metrics_that_exist():
     drawn = dashboard_metrics()
     for name, alarm in alarms().items():
         assert identity(alarm) in drawn, name
-    for namespace, metric, dimensions in drawn:
-        if namespace.startswith("AWS/"):
-            assert namespace in AWS_NAMESPACES
-        else:
-            assert namespace == METRICS_NAMESPACE
-            assert metric in emitted_metric_names()
-            assert [name for name, _ in dimensions] == ["service"]
+    assert {line: unseen(*line) for line in drawn} == dict.fromkeys(drawn)
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
