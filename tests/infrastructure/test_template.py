@@ -592,12 +592,16 @@ def emitted_metric_names() -> frozenset[str]:
 @functools.cache
 def metric_services() -> frozenset[str]:
     """The `service` dimension values the code's metrics carry (`Observability.of("<name>")`)."""
-    return frozenset(
-        call.args[0].value
-        for call in calls_to("of")
-        if ast.unparse(call.func.value) == "Observability"
-        and isinstance(call.args[0], ast.Constant)
-    )
+    services = set()
+    for call in calls_to("of"):
+        assert isinstance(call.func, ast.Attribute)  # (calls_to finds only these)
+        if ast.unparse(call.func.value) != "Observability":
+            continue
+        (service,) = call.args
+        assert isinstance(service, ast.Constant), ast.unparse(call)
+        assert isinstance(service.value, str), ast.unparse(call)
+        services.add(service.value)
+    return frozenset(services)
 
 
 def of_type(kind: str) -> dict[str, dict[str, Any]]:
