@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from sstools_agent.chat.expired_cards import ExpiryRecorder, ExpiryTold
+from sstools_agent.http.observability import MetricName, Observability
 
-logger = Logger(service="sstools-agent-expiry")
+EXPIRY_OBSERVABILITY: Final = Observability.of("expiry")
+logger, metrics = EXPIRY_OBSERVABILITY.logger, EXPIRY_OBSERVABILITY.metrics
 
 
 class ExpiredCard(BaseModel):
@@ -37,12 +39,17 @@ class ExpiryEvent(EventBridgeModel):
 
 
 def tell(recorder: ExpiryRecorder, event: ExpiryEvent) -> ExpiryTold:
-    """Tells the event's expiry in its conversation; the turn's audit records leave before the
-    invocation ends (Lambda freezes the container between invocations)."""
+    """Tells the event's expiry in its conversation; the turn's audit records and the expiry's
+    metric leave before the invocation ends (Lambda freezes the container between invocations).
+    Every event about an expired card counts once, told or left for the next access."""
     try:
-        return asyncio.run(recorder.tell(event.detail.confirmation_id))
+        told = asyncio.run(recorder.tell(event.detail.confirmation_id))
     finally:
         recorder.audit.flush()
+    if told is not ExpiryTold.NOT_EXPIRED:
+        metrics.add_metric(MetricName.CONFIRMATIONS_EXPIRED, MetricUnit.Count, 1)
+        metrics.flush_metrics()
+    return told
 
 
 def create_handler(

@@ -5,9 +5,11 @@ A broken copy of the template must fail the same check, or the check proves noth
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import functools
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,6 +19,7 @@ import pytest
 
 from local.page import content_security_policy, security_headers
 from local.sam_template import TEMPLATE_PATH, check_template, load_template, packaged, translate
+from sstools_agent.http.observability import METRICS_NAMESPACE, MetricName
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 
 
@@ -537,3 +540,278 @@ def test_the_attachment_bucket_is_reached_by_name_because_a_reference_would_be_a
     # Then the check finds the cycle through the distribution
     problems = check_template(copy)
     assert any("E3004" in p and "AttachmentBucket" in p for p in problems), problems
+
+
+# Operations (docs/deploy.md, "First week"): log retention, alarms to a topic, a dashboard, the
+# audit rule's dead-letter queue, reserved concurrency. An alarm's metric must be one the code
+# emits, or it never sees a datapoint: the emitted set is read from the code's own calls.
+ROOT = TEMPLATE_PATH.parent
+CODE = [
+    *(ROOT / "layers" / "common" / "sstools_agent").rglob("*.py"),
+    *(ROOT / "functions").rglob("*.py"),
+]
+AWS_NAMESPACES = {"AWS/Lambda", "AWS/SQS", "AWS/States"}
+FUNCTIONS = sorted(
+    name
+    for name, r in load_template()["Resources"].items()
+    if r["Type"] == "AWS::Serverless::Function"
+)
+
+
+def calls_to(attribute: str) -> list[ast.Call]:
+    """Every call `<something>.<attribute>(...)` in the functions' code and our package."""
+    found = []
+    for path in CODE:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == attribute
+            ):
+                found.append(node)
+    return found
+
+
+@functools.cache
+def emitted_metric_names() -> frozenset[str]:
+    """The names the code passes to `add_metric`: a `MetricName` member or a literal."""
+    names = set()
+    for call in calls_to("add_metric"):
+        name = (
+            call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "name")
+        )
+        if isinstance(name, ast.Attribute) and ast.unparse(name.value) == "MetricName":
+            names.add(MetricName[name.attr].value)
+        elif isinstance(name, ast.Constant) and isinstance(name.value, str):
+            names.add(name.value)
+        else:  # a name the scan cannot read would make the check silently narrower
+            raise AssertionError(f"add_metric with an unreadable name: {ast.unparse(call)}")
+    return frozenset(names)
+
+
+@functools.cache
+def metric_services() -> frozenset[str]:
+    """The `service` dimension values the code's metrics carry (`Observability.of("<name>")`)."""
+    services = set()
+    for call in calls_to("of"):
+        assert isinstance(call.func, ast.Attribute)  # (calls_to finds only these)
+        if ast.unparse(call.func.value) != "Observability":
+            continue
+        (service,) = call.args
+        assert isinstance(service, ast.Constant), ast.unparse(call)
+        assert isinstance(service.value, str), ast.unparse(call)
+        services.add(service.value)
+    return frozenset(services)
+
+
+def of_type(kind: str) -> dict[str, dict[str, Any]]:
+    return {name: r for name, r in cloudformation()["Resources"].items() if r["Type"] == kind}
+
+
+def alarms() -> dict[str, dict[str, Any]]:
+    return {name: r["Properties"] for name, r in of_type("AWS::CloudWatch::Alarm").items()}
+
+
+def placeholder(value: Any) -> str:
+    """A dimension value as the dashboard's `!Sub` body writes it: `${Function}`, `${Q.Name}`."""
+    if isinstance(value, str):
+        return value
+    if "Ref" in value:
+        return f"${{{value['Ref']}}}"
+    logical_id, attribute = value["Fn::GetAtt"]
+    return f"${{{logical_id}.{attribute}}}"
+
+
+def identity(alarm: dict[str, Any]) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    """What names an alarm's metric in CloudWatch: namespace, name, dimensions."""
+    dimensions = tuple(sorted((d["Name"], placeholder(d["Value"])) for d in alarm["Dimensions"]))
+    return alarm["Namespace"], alarm["MetricName"], dimensions
+
+
+def test_the_code_emits_every_metric_it_names():
+    # (the scan's own check: it finds the calls, and each name of the registry is emitted)
+    assert emitted_metric_names() == {name.value for name in MetricName}
+    assert {"chat", "api", "expiry"} <= metric_services()
+
+
+def unseen(namespace: str, metric: str, dimensions: tuple[tuple[str, str], ...]) -> str | None:
+    """Why a metric so named never gets a datapoint, or None if something publishes it."""
+    if namespace.startswith("AWS/"):
+        return None if namespace in AWS_NAMESPACES else f"namespace {namespace}"
+    if namespace != METRICS_NAMESPACE:
+        return f"namespace {namespace}"
+    if metric not in emitted_metric_names():
+        return f"{metric} is never emitted"
+    # Powertools adds one dimension, the service: an alarm on any other set sees nothing
+    if [name for name, _ in dimensions] != ["service"]:
+        return f"dimensions {dimensions}"
+    if dimensions[0][1] not in metric_services():
+        return f"no service {dimensions[0][1]}"
+    return None
+
+
+def test_every_alarm_watches_a_metric_the_code_emits_or_aws_publishes():
+    assert alarms(), "no alarm"
+    assert {name: unseen(*identity(alarm)) for name, alarm in alarms().items()} == dict.fromkeys(
+        alarms()
+    )
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"MetricName": "ToolFailure"},  # a typo
+        {"Namespace": "SsToolsAgents"},
+        {"Dimensions": [{"Name": "service", "Value": "tools"}]},  # no such service
+        {"Dimensions": [{"Name": "function", "Value": "chat"}]},
+        {"Dimensions": []},  # the metric without its service dimension is another metric
+    ],
+)
+def test_an_alarm_on_a_metric_nothing_emits_is_found(edit):
+    alarm = alarms()["ToolFailuresAlarm"] | edit
+    assert unseen(*identity(alarm)) is not None
+
+
+def alarm_on(namespace: str, metric: str, **dimensions: Any) -> dict[str, Any]:
+    wanted = tuple(sorted((k, placeholder(v)) for k, v in dimensions.items()))
+    found = [a for a in alarms().values() if identity(a) == (namespace, metric, wanted)]
+    assert len(found) == 1, (namespace, metric, dimensions, len(found))
+    return found[0]
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_each_function_has_an_errors_and_a_throttles_alarm(function):
+    for metric in ("Errors", "Throttles"):
+        alarm = alarm_on("AWS/Lambda", metric, FunctionName={"Ref": function})
+        assert (alarm["Statistic"], alarm["Threshold"]) == ("Sum", 1)
+        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+
+
+def test_the_operational_alarms_watch_what_the_issue_names():
+    first_event = alarm_on(METRICS_NAMESPACE, "TimeToFirstEvent", service="chat")
+    assert first_event["ExtendedStatistic"] == "p95"
+    assert first_event["Threshold"] == {"Ref": "TimeToFirstEventP95ThresholdMs"}
+    failures = alarm_on(METRICS_NAMESPACE, "ToolFailures", service="chat")
+    expired = alarm_on(METRICS_NAMESPACE, "ConfirmationsExpired", service="expiry")
+    for hourly, threshold in [
+        (failures, "ToolFailuresPerHourThreshold"),
+        (expired, "ConfirmationsExpiredPerHourThreshold"),
+    ]:
+        assert (hourly["Statistic"], hourly["Period"]) == ("Sum", 3600)
+        assert hourly["Threshold"] == {"Ref": threshold}
+    queue = {"Fn::GetAtt": ["AuditDeadLetterQueue", "QueueName"]}
+    depth = alarm_on("AWS/SQS", "ApproximateNumberOfMessagesVisible", QueueName=queue)
+    assert (depth["Statistic"], depth["Threshold"]) == ("Maximum", 0)
+    assert depth["ComparisonOperator"] == "GreaterThanThreshold"
+    # An idle queue stops reporting after hours: the alarm keeps its state, it does not clear
+    assert depth["TreatMissingData"] == "ignore"
+    machine = {"Ref": "ConfirmationStateMachine"}
+    failed = alarm_on("AWS/States", "ExecutionsFailed", StateMachineArn=machine)
+    assert (failed["Statistic"], failed["Threshold"]) == ("Sum", 1)
+
+
+def test_alarms_notify_the_topic_when_one_is_given_and_nobody_otherwise():
+    parameter = load_template()["Parameters"]["AlarmTopicArn"]
+    assert parameter["Default"] == ""
+    assert load_template()["Conditions"]["HasAlarmTopic"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]
+    }
+    topic = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}
+    for name, alarm in alarms().items():
+        assert alarm["AlarmActions"] == topic, name
+        assert alarm["OKActions"] == topic, name  # and the recovery
+
+
+def dashboard_metrics() -> set[tuple[str, str, tuple[tuple[str, str], ...]]]:
+    """Every metric the dashboard draws (its body is a `!Sub` of JSON; placeholders kept)."""
+    (dashboard,) = of_type("AWS::CloudWatch::Dashboard").values()
+    # (a number substituted unquoted, an annotation's threshold, read as 0)
+    text = re.sub(r"(?<=: )\$\{\w+\}", "0", dashboard["Properties"]["DashboardBody"]["Fn::Sub"])
+    body = json.loads(text)
+    drawn = set()
+    for widget in body["widgets"]:
+        for line in widget["properties"].get("metrics", []):
+            fields = [f for f in line if not isinstance(f, dict)]
+            namespace, metric, *pairs = fields
+            dimensions = tuple(sorted(zip(pairs[::2], pairs[1::2], strict=True)))
+            drawn.add((namespace, metric, dimensions))
+    return drawn
+
+
+def test_the_dashboard_draws_every_alarmed_metric_and_only_metrics_that_exist():
+    drawn = dashboard_metrics()
+    for name, alarm in alarms().items():
+        assert identity(alarm) in drawn, name
+    assert {line: unseen(*line) for line in drawn} == dict.fromkeys(drawn)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_every_function_logs_to_a_group_kept_for_the_retention_parameter(function):
+    groups = [
+        r["Properties"]
+        for r in of_type("AWS::Logs::LogGroup").values()
+        if r["Properties"]["LogGroupName"] == {"Fn::Sub": f"/aws/lambda/${{{function}}}"}
+    ]
+    assert len(groups) == 1, f"{function} keeps its logs forever"
+    assert groups[0]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    assert load_template()["Parameters"]["LogRetentionDays"]["Default"] == 30
+
+
+AUDIT_RULE = "AuditFunctionAuditEvents"  # SAM's name for AuditFunction's rule AuditEvents
+
+
+def test_an_audit_event_the_function_cannot_take_lands_in_an_encrypted_queue():
+    # The rule's target: retried for a day, then put in the queue, not dropped
+    (target,) = resource(AUDIT_RULE)["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": ["AuditFunction", "Arn"]}
+    queue_arn = {"Fn::GetAtt": ["AuditDeadLetterQueue", "Arn"]}
+    assert target["DeadLetterConfig"] == {"Arn": queue_arn}
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] >= 1
+    assert 60 <= target["RetryPolicy"]["MaximumEventAgeInSeconds"] <= 86400
+    # The function's own failures (EventBridge hands the event over asynchronously; Lambda's
+    # retries end there): the same queue
+    assert resource("AuditFunction")["DeadLetterConfig"] == {"TargetArn": queue_arn}
+    queue = resource("AuditDeadLetterQueue")
+    assert queue.get("SqsManagedSseEnabled") is True or "KmsMasterKeyId" in queue
+    assert queue["MessageRetentionPeriod"] == 1209600  # SQS's longest, 14 days
+
+
+def test_only_the_audit_rule_may_send_to_the_audit_queue():
+    (policy,) = [
+        r["Properties"]
+        for r in of_type("AWS::SQS::QueuePolicy").values()
+        if r["Properties"]["Queues"] == [{"Ref": "AuditDeadLetterQueue"}]
+    ]
+    allowed = [s for s in policy["PolicyDocument"]["Statement"] if s["Effect"] == "Allow"]
+    (grant,) = allowed
+    assert grant["Principal"] == {"Service": "events.amazonaws.com"}
+    assert grant["Action"] == "sqs:SendMessage"
+    assert grant["Resource"] == {"Fn::GetAtt": ["AuditDeadLetterQueue", "Arn"]}
+    assert grant["Condition"] == {
+        "ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": [AUDIT_RULE, "Arn"]}}
+    }
+
+
+def test_the_audit_bus_is_archived_for_replay():
+    (archive,) = of_type("AWS::Events::Archive").values()
+    assert archive["Properties"]["SourceArn"] == {"Fn::GetAtt": ["AuditBus", "Arn"]}
+    assert archive["Properties"]["RetentionDays"] >= 400  # as long as the audit table keeps items
+    outputs = load_template()["Outputs"]
+    assert outputs["AuditArchiveArn"]["Value"] == {"Fn::GetAtt": ["AuditArchive", "Arn"]}
+    assert outputs["AuditBusArn"]["Value"] == {"Fn::GetAtt": ["AuditBus", "Arn"]}
+    # (a replay names the audit rule, so the expiry function does not tell old expiries again)
+    assert outputs["AuditRuleArn"]["Value"] == {"Fn::GetAtt": [AUDIT_RULE, "Arn"]}
+    assert outputs["AuditDeadLetterQueueUrl"]["Value"] == {"Ref": "AuditDeadLetterQueue"}
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_each_functions_reserved_concurrency_is_a_parameter_unset_by_default(function):
+    parameter_name = f"{function.removesuffix('Function')}ReservedConcurrency"
+    parameter = load_template()["Parameters"][parameter_name]
+    assert (parameter["Type"], parameter["Default"], parameter["MinValue"]) == ("Number", -1, -1)
+    reserved = resource(function)["ReservedConcurrentExecutions"]
+    condition, value, otherwise = reserved["Fn::If"]
+    assert (value, otherwise) == ({"Ref": parameter_name}, {"Ref": "AWS::NoValue"})
+    assert load_template()["Conditions"][condition] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": parameter_name}, "-1"]}]
+    }

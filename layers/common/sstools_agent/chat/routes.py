@@ -34,7 +34,7 @@ from sstools_agent.http.auth import (
     request_id_from,
 )
 from sstools_agent.http.client_address import ClientAddresses
-from sstools_agent.http.observability import Observability
+from sstools_agent.http.observability import MetricName, Observability
 
 CHAT_OBSERVABILITY: Final = Observability.of("chat")
 """The chat function's logger, metrics and tracer: its routes and app share them."""
@@ -104,16 +104,18 @@ class ChatRouteDeps:
             yield chunk
 
     async def _frames(self, opened: OpenedTurn, encoder: StreamEncoder) -> AsyncGenerator[Frame]:
-        """Each event's bytes, and whether they are urgent (all but tokens); metrics at the end."""
+        """Each event's bytes, and whether they are urgent (all but tokens); metrics at the end
+        (a replay's tool calls were counted when they ran, so it counts none)."""
         started = time.perf_counter()
         first_event_s: float | None = None
-        tool_calls = 0
+        tool_calls = tool_failures = 0
         try:
             async with CHAT_OBSERVABILITY.subsegment("stream_turn"):
                 async for event_id, event in self.service.events(opened):
                     if first_event_s is None:
                         first_event_s = time.perf_counter() - started
                     tool_calls += event.type is EventType.TOOL_START
+                    tool_failures += event.type is EventType.TOOL_ERROR
                     if data := encoder.frame(event_id, event):
                         yield data, event.type is not EventType.STREAM_TOKEN
                 if (tail := encoder.close()) is not None:
@@ -121,9 +123,11 @@ class ChatRouteDeps:
         finally:
             if first_event_s is not None:
                 metrics.add_metric(
-                    "TimeToFirstEvent", MetricUnit.Milliseconds, first_event_s * 1000
+                    MetricName.TIME_TO_FIRST_EVENT, MetricUnit.Milliseconds, first_event_s * 1000
                 )
-            metrics.add_metric("ToolCalls", MetricUnit.Count, tool_calls)
+            if not opened.replays:
+                metrics.add_metric(MetricName.TOOL_CALLS, MetricUnit.Count, tool_calls)
+                metrics.add_metric(MetricName.TOOL_FAILURES, MetricUnit.Count, tool_failures)
             metrics.flush_metrics()
 
 

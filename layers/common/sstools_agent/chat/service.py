@@ -41,6 +41,11 @@ class OpenedTurn:
     def conversation_id(self) -> str:
         return self.turn.conversation.conversation_id
 
+    @property
+    def replays(self) -> bool:
+        """A reconnect's `resume`: the events already sent, said again; nothing runs."""
+        return self.turn.action == "resume"
+
 
 class ChatService:
     """Open, stream and cancel chat turns for an authenticated user."""
@@ -134,7 +139,7 @@ class ChatService:
     def events(self, opened: OpenedTurn) -> AsyncIterator[tuple[str | None, ChatEvent]]:
         """The turn's events with their ids (None for one said anew on a reconnect): a replay
         for `resume`, else the run itself."""
-        if opened.turn.action == "resume":
+        if opened.replays:
             return self.turns.replay(opened.turn)
         return self.turns.stream(opened.turn, opened.context)
 

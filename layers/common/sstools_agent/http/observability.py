@@ -1,6 +1,6 @@
 """Logs, metrics and traces of a function, built in one place: Powertools Logger (JSON lines with
-the request id), Metrics (EMF lines in the `SsToolsAgent` namespace) and, when `TRACING` is on,
-Tracer (X-Ray); and the request-log middleware of the REST API.
+the request id), Metrics (EMF lines in the `SsToolsAgent` namespace, named by `MetricName`) and,
+when `TRACING` is on, Tracer (X-Ray); and the request-log middleware of the REST API.
 
 Tracing is an explicit option (docs/deploy.md, "Tracing"). Off (the default), no Tracer is built
 and the X-Ray SDK is never imported. On, the chat function needs `LambdaTraceHeader`: under
@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Final, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -25,6 +26,22 @@ from fastapi import Request, Response
 from sstools_agent.settings import TracingSettings
 
 METRICS_NAMESPACE: Final = "SsToolsAgent"
+
+
+class MetricName(StrEnum):
+    """Every metric the functions emit in `METRICS_NAMESPACE`, each with the dimension `service`
+    (the short name given to `Observability.of`). The template's alarms and dashboard watch
+    these names; tests/infrastructure/test_template.py checks them against the emitting calls."""
+
+    CONVERSATIONS_CREATED = "ConversationsCreated"
+    REQUEST_LATENCY = "RequestLatency"
+    TIME_TO_FIRST_EVENT = "TimeToFirstEvent"
+    TOOL_CALLS = "ToolCalls"
+    TOOL_FAILURES = "ToolFailures"
+    """Tool calls of a live turn that ended in `tool_error` (failed, not run, outcome unknown)."""
+    CONFIRMATIONS_EXPIRED = "ConfirmationsExpired"
+    """Confirmation cards whose timer ran out, one per expiry event about an expired card."""
+
 
 Middleware = Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]
 
@@ -85,7 +102,7 @@ class Observability:
                     "elapsed_ms": round(elapsed_ms, 1),
                 },
             )
-            self.metrics.add_metric("RequestLatency", MetricUnit.Milliseconds, elapsed_ms)
+            self.metrics.add_metric(MetricName.REQUEST_LATENCY, MetricUnit.Milliseconds, elapsed_ms)
             return response
 
         return log_request

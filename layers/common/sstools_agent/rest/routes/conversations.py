@@ -10,6 +10,7 @@ from fastapi import APIRouter, Header, Query, Response
 from sstools_agent.domain.conversations import MessageRole, iso_time
 from sstools_agent.domain.private_responses import PRIVATE_RESPONSE_HEADERS
 from sstools_agent.http.auth import AuthenticatedRoute
+from sstools_agent.http.observability import MetricName
 from sstools_agent.rest.deps import (
     API_OBSERVABILITY,
     Api,
@@ -55,7 +56,7 @@ async def create(body: CreateConversationBody, caller: Caller, api: Api) -> Conv
     conversation = await api.conversations.create(
         caller.subject, body.title, api.checked_context(body.ui_context, caller)
     )
-    API_OBSERVABILITY.metrics.add_metric("ConversationsCreated", MetricUnit.Count, 1)
+    API_OBSERVABILITY.metrics.add_metric(MetricName.CONVERSATIONS_CREATED, MetricUnit.Count, 1)
     return ConversationCreated(
         id=conversation.conversation_id,
         title=conversation.title,
