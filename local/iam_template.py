@@ -75,6 +75,7 @@ class StackNames:
             "AWS::SSM::Parameter": "Name",
             "AWS::SecretsManager::Secret": "Name",
             "AWS::StepFunctions::StateMachine": "StateMachineName",
+            "AWS::SQS::Queue": "QueueName",
         }.get(kind)
         named = self._own_name(logical_id, own) if own else None
         if named is not None:
@@ -97,6 +98,7 @@ class StackNames:
                 f"arn:aws:states:{region}:{account}:stateMachine:{name}"
             ),
             "AWS::SSM::Parameter": f"arn:aws:ssm:{region}:{account}:parameter/{name.lstrip('/')}",
+            "AWS::SQS::Queue": f"arn:aws:sqs:{region}:{account}:{name}",
         }
         if kind not in arns:
             raise UnresolvedError(f"no ARN known for {logical_id} ({kind})")
@@ -222,12 +224,16 @@ class StackNames:
         declared = self.template["Resources"][holder]["Properties"].get("Policies", [])
         found = []
         for policy in self.resource(role_id)["Properties"].get("Policies", []):
-            index = int(policy["PolicyName"].removeprefix(f"{role_id}Policy"))
-            origin = next(iter(declared[index]))  # a SAM policy template's name, or Statement
+            suffix = policy["PolicyName"].removeprefix(role_id)
+            if suffix.removeprefix("Policy").isdigit():
+                index = int(suffix.removeprefix("Policy"))
+                origin = next(iter(declared[index]))  # a SAM policy template's name, or Statement
+                where = f"{holder}.Policies[{index}] {origin}"
+            else:  # SAM's own, for a function property (DeadLetterQueue: `…DeadLetterQueuePolicy`)
+                origin = where = f"{holder}.{suffix}"
             document = self.resolve(policy["PolicyDocument"])
             for number, statement in enumerate(document["Statement"]):
-                source = f"{holder}.Policies[{index}] {origin}#{number}"
-                found.append(Statement.parse(statement, source, origin))
+                found.append(Statement.parse(statement, f"{where}#{number}", origin))
         return found
 
 

@@ -67,6 +67,10 @@ EXPIRING_CARDS = "X-Test-Expiring-Cards"
 NOT_EXERCISED_HERE = {
     ("ChatFunction", "bedrock:InvokeModel"): "the model and the router's embeddings: offline here",
     ("ChatFunction", "bedrock:InvokeModelWithResponseStream"): "the model: offline here",
+    ("AuditFunction", "sqs:SendMessage"): (
+        "the dead-letter queue's: Lambda sends an event the function failed on, with its role;"
+        " no code of the function sends it"
+    ),
     ("ExpiryFunction", "events:PutEvents"): (
         "no path audits today (an expiry runs no tool; the state machine publishes the decision),"
         " but the expiry writes its turn through the chat's turn ledger, which audits any tool"
