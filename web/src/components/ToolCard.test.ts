@@ -48,3 +48,23 @@ describe("a failed tool card", () => {
     );
   });
 });
+
+describe("«Повторить» on a failed tool card", () => {
+  const onRetry = () => undefined;
+
+  it("is offered on a read that failed or timed out", () => {
+    for (const code of ["TOOL_FAILURE", "TOOL_TIMEOUT"]) {
+      const { unmount } = render(ToolCard, { item: failed(code, code), onRetry });
+      expect(screen.getByTestId("tool-retry").textContent).toContain("Повторить");
+      unmount();
+    }
+  });
+
+  it("is never offered on a write, nor on a read the same call would refuse again", () => {
+    const write = { ...failed("TOOL_FAILURE", "503"), tool: "deploy_dashboard" };
+    render(ToolCard, { item: write, onRetry });
+    expect(screen.queryByTestId("tool-retry")).toBeNull();
+    render(ToolCard, { item: failed("FORBIDDEN", "no"), onRetry });
+    expect(screen.queryByTestId("tool-retry")).toBeNull();
+  });
+});

@@ -18,7 +18,7 @@ import { uiContextFromUrl, withEnvironment, type UIContext } from "../lib/uiCont
 import { uploadFile } from "../lib/uploads";
 import { AttachmentTray } from "./attachmentTray.svelte";
 import { openDownload } from "./attachments";
-import { ChatState, type ConfirmItem, type ErrorItem } from "./chatState.svelte";
+import { ChatState, type ConfirmItem, type ErrorItem, type ToolItem } from "./chatState.svelte";
 import { noteServerDate } from "./clock";
 import type { EditRefusal } from "./editArgs";
 import { fileLimitsFrom, MAX_MESSAGE_CHARS } from "./limits";
@@ -364,6 +364,7 @@ export class ConversationSession {
       confirmationId?: string | null;
       editedArgs?: Record<string, unknown>;
       lastEventId?: string | null;
+      toolCallId?: string | null;
     } = {},
     files: AttachmentInfo[] = [],
   ): Submission | null {
@@ -417,6 +418,23 @@ export class ConversationSession {
       this.showError(error, again);
     }
     return true;
+  }
+
+  /** «Повторить» on a failed read: the server runs that read again (same tool, arguments and
+   * page as the call), and its result streams in as a new call of the conversation. */
+  async retryRead(item: ToolItem): Promise<void> {
+    if (!item.toolCallId || item.retried || !this.#chatClient) return;
+    if (this.current) await this.#currentDone;
+    if (this.conversationId && (await this.#gateBusy(this.conversationId))) return;
+    const submission = this.#submit("", "retry", { toolCallId: item.toolCallId });
+    if (!submission) return;
+    item.retried = true;
+    try {
+      await this.#run(submission);
+    } catch (error) {
+      item.retried = false; // refused before anything ran: the card may offer it again
+      this.showError(error);
+    }
   }
 
   /** Stops the run: the stream ends with the server's word on what became of it. */

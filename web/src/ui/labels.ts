@@ -71,6 +71,15 @@ const STATUS_UNKNOWN = /status unknown|статус (операции )?неиз
 export const WRITE_MAY_HAVE_APPLIED =
   "Статус операции неизвестен: изменение могло примениться. Проверьте его статус, прежде чем повторять.";
 
+const RETRYABLE_READS: ReadonlySet<string> = new Set(glossary.retry.reads);
+const RETRYABLE_CODES: ReadonlySet<string> = new Set(glossary.retry.codes);
+
+/** Whether a failed call is a read that a second try can answer: its card offers «Повторить»
+ * (the server checks again and refuses anything else). Never a write. */
+export function offersRetry(tool: string, code: string | undefined): boolean {
+  return RETRYABLE_READS.has(tool) && code !== undefined && RETRYABLE_CODES.has(code);
+}
+
 /** The sentence a failed tool card leads with: what happened and what to do. */
 export function toolErrorAdvice(code: string | undefined, detail: string | undefined): string {
   if (detail && STATUS_UNKNOWN.test(detail)) return WRITE_MAY_HAVE_APPLIED;

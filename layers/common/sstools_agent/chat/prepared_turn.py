@@ -11,8 +11,9 @@ from sstools_agent.chat.attachments import CheckedFile
 from sstools_agent.domain.chat_events import ConfirmationResult
 from sstools_agent.domain.confirmations import Confirmation
 from sstools_agent.domain.conversations import Conversation
+from sstools_agent.domain.read_retries import FailedCall
 
-Action = Literal["confirm", "deny", "edit", "resume"] | None
+Action = Literal["confirm", "deny", "edit", "resume", "retry"] | None
 DECISIONS: Final = ("confirm", "deny", "edit")
 """The actions that answer a card."""
 
@@ -55,6 +56,8 @@ class PreparedTurn:
     """The run was stopped by a cancel request (set when the stream ends)."""
     attachments: list[CheckedFile] = field(default_factory=list)
     """The message's files, checked."""
+    retried: FailedCall | None = None
+    """For `retry`: the failed read this turn runs again."""
 
     @property
     def edited_args(self) -> dict[str, Any] | None:

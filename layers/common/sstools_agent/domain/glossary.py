@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from sstools_agent.domain.read_retries import retry_glossary
 from sstools_agent.domain.tool_catalog import CATALOG
 
 ARGUMENT_LABELS: Final = {
@@ -52,11 +53,13 @@ def tool_label(name: str) -> str:
 
 
 def glossary() -> dict[str, Any]:
-    """What the page reads: tool and argument labels, and the environment arguments."""
+    """What the page reads: tool and argument labels, the environment arguments, and which
+    failed calls it offers to repeat (the server checks again)."""
     return {
         "tools": {spec.name: tool_label(spec.name) for spec in CATALOG},
         "arguments": dict(sorted(ARGUMENT_LABELS.items())),
         "environmentArguments": sorted(ENVIRONMENT_ARGUMENTS),
+        "retry": retry_glossary(),
     }
 
 
