@@ -14,7 +14,13 @@ import {
   type HistoryMessage,
   type RestClient,
 } from "../lib/rest";
-import { uiContextFromUrl, withEnvironment, type UIContext } from "../lib/uiContext";
+import {
+  droppedFromUrl,
+  uiContextFromUrl,
+  withEnvironment,
+  type DroppedObject,
+  type UIContext,
+} from "../lib/uiContext";
 import { uploadFile } from "../lib/uploads";
 import { AttachmentTray } from "./attachmentTray.svelte";
 import { openDownload } from "./attachments";
@@ -92,6 +98,9 @@ export class ConversationSession {
   uiContext = $derived(withEnvironment(this.baseContext, this.envId));
   /** The conversation predates page contexts: it goes on without one. */
   contextUnavailable = $state(false);
+  /** What the visit's link named as its object and the page could not pass on (null: none);
+   * the banner says so while the context is the link's. */
+  droppedObject = $state<DroppedObject | null>(null);
   environments = $state<EnvironmentItem[]>([]);
 
   conversationId = $state<string | null>(null);
@@ -159,6 +168,7 @@ export class ConversationSession {
   /** The visit's context, from the URL's query, before anything is read from the server. */
   visit(search: string): void {
     this.baseContext = uiContextFromUrl(search);
+    this.droppedObject = droppedFromUrl(search);
     this.envId = this.baseContext.envId;
   }
 
@@ -682,10 +692,12 @@ export class ConversationSession {
       // A conversation from before page contexts: it goes on without one, never with the
       // context of this visit's URL or of the conversation open before it.
       this.contextUnavailable = true;
+      this.droppedObject = null;
       this.baseContext = uiContextFromUrl("");
       this.envId = null;
     } else if (stored) {
       this.contextUnavailable = false;
+      this.droppedObject = null;
       this.baseContext = { ...uiContextFromUrl(""), ...stored };
       this.envId = stored.envId ?? null;
     }

@@ -92,6 +92,22 @@ export const OBJECT_TYPE_LABELS: Record<string, string> = {
   migration: "Миграция",
 };
 
+/** What the banner says of a link's object the page could not pass on, and what the agent
+ * works with instead (the chips beside it show the environment and the page). */
+export function droppedObjectText(dropped: {
+  objectType: string;
+  objectId: string | null;
+  reason: "type" | "id";
+}): string {
+  const id = dropped.objectId ? ` #${dropped.objectId}` : "";
+  if (dropped.reason === "id") {
+    const kind = OBJECT_TYPE_LABELS[dropped.objectType] ?? dropped.objectType;
+    return `Номер объекта из ссылки не распознан (${kind}${id}): агент работает без объекта — назовите номер в сообщении.`;
+  }
+  const named = dropped.objectType ? `«${dropped.objectType}»${id}` : `${id.trim()} без типа`;
+  return `Объект из ссылки не распознан (${named}): агент работает без объекта — назовите объект и его номер в сообщении.`;
+}
+
 export const TOOL_STATE_LABELS: Record<ToolState, string> = {
   running: "выполняется",
   done: "готово",
