@@ -108,3 +108,33 @@ async def test_another_users_failed_read_is_not_found(chat: ChatServer):
 async def test_retry_takes_the_call_id_and_no_message(chat: ChatServer):
     status, _, body = await post_stream(chat, {"action": "retry", "conversation_id": "c" * 32})
     assert (status, body and body["code"]) == (422, "VALIDATION_ERROR")
+
+
+async def test_a_write_whose_answer_never_came_offers_its_status_check(chat: ChatServer):
+    # Given a confirmed staging deploy whose answer was a 503 (it may have applied)
+    plan = chat.stack.upstream.plan
+    plan.add("POST", "/api/dashboards/deploy", Fault(FaultKind.STATUS, times=None))
+    conversation, card = await ask(chat)
+    _, events, _ = await answer_card(chat, conversation, card, "confirm")
+    (error,) = calls_of(events, "tool_error")
+    sent = deploys(chat)
+    plan.clear()
+    # When the user asks for its status check
+    body = {**retry(conversation, error["tool_call_id"]), "action": "check_status"}
+    status, events, refusal = await post_stream(chat, body)
+    # Then the catalog's read for it ran where the deploy went (staging), and nothing was sent
+    # again: the dashboards' state is read, not the write repeated
+    assert status == 200, refusal
+    (start,) = calls_of(events, "tool_start")
+    assert (start["tool"], start["input"]) == ("search_dashboards", {"dashboard_ids": [10]})
+    assert calls_of(events, "tool_end")
+    assert plan.counts() == {"GET /api/environments/staging/dashboards": 1}
+    assert sent >= 1
+    assert deploys(chat) == 0  # counted since the fault was cleared: none sent again
+    answer = "".join(e.data["metadata"].get("token", "") for e in events)
+    assert "staging" in answer, answer
+    # And a read has no status check: it is repeated, not checked
+    read_conversation, read_error = await failed_read(chat)
+    body = {**retry(read_conversation, read_error["tool_call_id"]), "action": "check_status"}
+    status, _, refused = await post_stream(chat, body)
+    assert (status, refused and refused["code"]) == (403, "FORBIDDEN")

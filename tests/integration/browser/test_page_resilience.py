@@ -99,20 +99,36 @@ def test_a_failed_read_offers_retry_which_runs_that_read_again(site: PageStack, 
     tab.screenshot("read-retry-done")
 
 
-def test_a_failed_write_offers_no_retry(site: PageStack, tabs: Tabs):
-    # Given a deploy that the user confirms and the upstream refuses with 503
+def test_a_write_that_may_have_applied_offers_its_status_check_never_retry(
+    site: PageStack, tabs: Tabs
+):
+    # Given a deploy that the user confirms and the upstream answers 500 (it may have applied)
     plan = site.stack.upstream.plan
-    plan.add("POST", "/api/dashboards/deploy", Fault(FaultKind.STATUS, status=503, times=None))
+    plan.add("POST", "/api/dashboards/deploy", Fault(FaultKind.STATUS, status=500, times=None))
     tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10_LINK)
     tab.send("задеплой дашборд 10 в staging")
     tab.wait_answered()  # the card's stream
     tab.by("confirm-accept").click()
     tab.wait_answered()
     card = tab.tool_card("deploy_dashboard").last
-    expect(card).to_have_attribute("data-state", re.compile("error|unknown"))
-    # Then its card has no «Повторить»: a write is never repeated by a click
+    expect(card).to_contain_text("изменение могло примениться")
+    # Then its card has no «Повторить» (a write is never repeated by a click) but offers to
+    # check its status
     expect(card.get_by_test_id("tool-retry")).to_have_count(0)
-    assert site.deploys() == 1
+    check = card.get_by_test_id("tool-check-status")
+    expect(check).to_contain_text("Проверить статус")
+    tab.screenshot("write-status-check-offered")
+    deploys = site.deploys()
+    plan.clear()
+    # When they click it
+    check.click()
+    tab.wait_answered()
+    # Then the dashboard is read where the deploy went, and the deploy was not sent again
+    expect(tab.tool_card("search_dashboards").last).to_have_attribute("data-state", "done")
+    assert plan.counts() == {"GET /api/environments/staging/dashboards": 1}
+    assert deploys >= 1
+    assert "staging" in tab.last_answer()
+    tab.screenshot("write-status-checked")
 
 
 def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack, tabs: Tabs):

@@ -68,3 +68,26 @@ describe("«Повторить» on a failed tool card", () => {
     expect(screen.queryByTestId("tool-retry")).toBeNull();
   });
 });
+
+describe("«Проверить статус» on a write that may have applied", () => {
+  const onCheckStatus = () => undefined;
+  const onRetry = () => undefined;
+
+  it("offers the catalog's status read, and never «Повторить»", () => {
+    const write = {
+      ...failed("TOOL_FAILURE", "upstream answered 500; operation status unknown — check status"),
+      tool: "deploy_dashboard",
+    };
+    render(ToolCard, { item: write, onRetry, onCheckStatus });
+    expect(screen.getByTestId("tool-check-status").textContent).toContain(
+      "Проверить статус: Поиск дашбордов",
+    );
+    expect(screen.queryByTestId("tool-retry")).toBeNull();
+  });
+
+  it("is not offered on a write that was refused (nothing applied)", () => {
+    const refused = { ...failed("FORBIDDEN", "upstream answered 403"), tool: "deploy_dashboard" };
+    render(ToolCard, { item: refused, onCheckStatus });
+    expect(screen.queryByTestId("tool-check-status")).toBeNull();
+  });
+});

@@ -430,13 +430,15 @@ export class ConversationSession {
     return true;
   }
 
-  /** «Повторить» on a failed read: the server runs that read again (same tool, arguments and
-   * page as the call), and its result streams in as a new call of the conversation. */
-  async retryRead(item: ToolItem): Promise<void> {
+  /** «Повторить» on a failed read (`retry`: the server runs that read again, same tool,
+   * arguments and page as the call) or «Проверить статус» on a write whose answer never came
+   * (`check_status`: the read the catalog declares for it); the result streams in as a new
+   * call of the conversation. */
+  async readAgain(item: ToolItem, action: "retry" | "check_status"): Promise<void> {
     if (!item.toolCallId || item.retried || !this.#chatClient) return;
     if (this.current) await this.#currentDone;
     if (this.conversationId && (await this.#gateBusy(this.conversationId))) return;
-    const submission = this.#submit("", "retry", { toolCallId: item.toolCallId });
+    const submission = this.#submit("", action, { toolCallId: item.toolCallId });
     if (!submission) return;
     item.retried = true;
     try {

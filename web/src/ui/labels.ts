@@ -74,6 +74,14 @@ export const WRITE_MAY_HAVE_APPLIED =
 const RETRYABLE_READS: ReadonlySet<string> = new Set(glossary.retry.reads);
 const RETRYABLE_CODES: ReadonlySet<string> = new Set(glossary.retry.codes);
 
+const STATUS_CHECKS: Record<string, string> = glossary.retry.statusChecks;
+
+/** The read that tells whether a write whose answer never came applied (the catalog's status
+ * check), or null when the write declares none. */
+export function statusCheckOf(tool: string): string | null {
+  return STATUS_CHECKS[tool] ?? null;
+}
+
 /** Whether a failed call is a read that a second try can answer: its card offers «Повторить»
  * (the server checks again and refuses anything else). Never a write. */
 export function offersRetry(tool: string, code: string | undefined): boolean {

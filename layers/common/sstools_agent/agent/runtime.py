@@ -61,7 +61,7 @@ from sstools_agent.domain.read_retries import (
     NOT_A_FAILED_READ,
     FailedCall,
     RetryRefused,
-    refuse_unless_retryable,
+    refuse_unless_read,
 )
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.roles import Role
@@ -315,19 +315,20 @@ class ChatAgent:
         parsed = parse_ui_context(payload, self.policy.environments)
         return parsed if isinstance(parsed, UIContext) else None
 
-    def check_retry(self, call: FailedCall, role: Role | None) -> None:
-        """RetryRefused unless `call` is a failed read that a second try can answer: the
-        guardrails decide, for this call where it was made, whether it reads or writes."""
+    def check_read(self, call: FailedCall, role: Role | None) -> None:
+        """RetryRefused unless `call` is a read: the guardrails decide, for this call where it
+        was made, whether it reads or writes."""
         try:
             decision = self.policy.evaluate(role, call.tool, call.args, self._page(call.ui_context))
         except InvalidToolCall:
             raise RetryRefused(NOT_A_FAILED_READ) from None
-        refuse_unless_retryable(call, decision.operation)
+        refuse_unless_read(call, decision.operation)
 
     async def retry_read(
         self, thread_id: str, call: FailedCall, context: AgentRunContext
     ) -> AsyncGenerator[ChatEvent]:
-        """Runs the failed read `call` again, as a new call of the conversation: the model's
+        """Runs the read `call` (a failed read again, or a write's status check) as a new call of
+        the conversation: the model's
         request for it is added to the thread and the graph goes on from there, so the call
         passes the same checks as any (role, page, confirmation) and the model answers from
         its result with no tool to call (a repeat never leads on to a write). The call runs

@@ -13,9 +13,12 @@ from sstools_agent.domain.confirmations import Confirmation
 from sstools_agent.domain.conversations import Conversation
 from sstools_agent.domain.read_retries import FailedCall
 
-Action = Literal["confirm", "deny", "edit", "resume", "retry"] | None
+Action = Literal["confirm", "deny", "edit", "resume", "retry", "check_status"] | None
 DECISIONS: Final = ("confirm", "deny", "edit")
 """The actions that answer a card."""
+READ_AGAIN: Final = ("retry", "check_status")
+"""The actions that run a read of an earlier call: a failed read again, or a write's status
+check (`domain.read_retries`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,7 @@ class PreparedTurn:
     attachments: list[CheckedFile] = field(default_factory=list)
     """The message's files, checked."""
     retried: FailedCall | None = None
-    """For `retry`: the failed read this turn runs again."""
+    """For `retry` and `check_status`: the read this turn runs."""
 
     @property
     def edited_args(self) -> dict[str, Any] | None:

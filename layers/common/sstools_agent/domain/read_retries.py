@@ -52,6 +52,10 @@ WRITE_NOT_REPEATED: Final = (
     "Повторить можно только чтение: изменение не повторяется одним нажатием. "
     "Проверьте его статус и, если нужно, попросите выполнить его снова — с подтверждением."
 )
+NO_STATUS_CHECK: Final = (
+    "Для этого вызова нет чтения, которое показывает его статус; спросите о нём словами."
+)
+WRITE_ANSWERED: Final = "Этот вызов завершился, его результат — в разговоре выше."
 NOT_A_FAILED_READ: Final = (
     "Этот вызов не завершился сбоем, который исправляет повтор; попросите о нём снова."
 )
@@ -69,9 +73,12 @@ class FailedCall:
 
 
 def failed_call(messages: Sequence[StoredMessage], tool_call_id: str) -> FailedCall:
-    """The call `tool_call_id` of this history (RetryNotFound if there is none), with the page
-    context of the turn it was made in (the user message that opened that turn)."""
+    """The call `tool_call_id` of this history as it ended (RetryNotFound if there is none),
+    with the page context of the turn it was made in (the user message that opened that
+    turn). A call behind a card is recorded where it stopped for the card and again where it
+    ran: the last record is its outcome."""
     page: dict[str, Any] | None = None
+    found: FailedCall | None = None
     for message in messages:
         if message.role is MessageRole.USER:
             page = message.ui_context
@@ -79,26 +86,62 @@ def failed_call(messages: Sequence[StoredMessage], tool_call_id: str) -> FailedC
             if call.get("tool_call_id") != tool_call_id:
                 continue
             args = call.get("input")
-            return FailedCall(
+            found = FailedCall(
                 tool_call_id,
                 str(call.get("tool", "")),
-                dict(args) if isinstance(args, Mapping) else {},
+                dict(args) if isinstance(args, Mapping) else found.args if found else {},
                 str(call.get("code", "")) if call.get("status") == TOOL_ERROR else "",
-                page,
+                found.ui_context if found else page,
             )
-    raise RetryNotFound(tool_call_id)
+    if found is None:
+        raise RetryNotFound(tool_call_id)
+    return found
 
 
-def refuse_unless_retryable(call: FailedCall, operation: Operation) -> None:
-    """RetryRefused unless `call` is a read (`operation`, as the guardrails decide it for this
-    call) that ended with a code a second try can change."""
-    if operation is not Operation.READ or call.tool not in RETRYABLE_READS:
-        raise RetryRefused(WRITE_NOT_REPEATED)
+def refuse_unless_failed(call: FailedCall) -> None:
+    """RetryRefused unless `call` ended with a code a second try can change."""
     if call.code not in RETRYABLE_CODES:
         raise RetryRefused(NOT_A_FAILED_READ)
 
 
-def retry_glossary() -> dict[str, list[str]]:
-    """What the page needs to offer «Повторить»: the reads, and the codes that mean a read did
-    not answer (the server checks again)."""
-    return {"reads": sorted(RETRYABLE_READS), "codes": sorted(RETRYABLE_CODES)}
+def refuse_unless_read(call: FailedCall, operation: Operation) -> None:
+    """RetryRefused unless `call` is a read (`operation`, as the guardrails decide it for this
+    call where it was made)."""
+    if operation is not Operation.READ or call.tool not in RETRYABLE_READS:
+        raise RetryRefused(WRITE_NOT_REPEATED)
+
+
+def status_check_of(write: FailedCall) -> FailedCall:
+    """The read that tells whether `write`, a write whose answer never came, applied: the
+    catalog's status check for it (RetryRefused if it declares none, or if the write
+    answered), with its arguments from the write's, where the write ran (or in the
+    environment the check names)."""
+    spec = CATALOG.get(write.tool)
+    check = spec.status_check if spec is not None else None
+    if check is None:
+        raise RetryRefused(NO_STATUS_CHECK)
+    if not write.code:
+        raise RetryRefused(WRITE_ANSWERED)
+    page = write.ui_context
+    target = write.args.get(check.environment_from) if check.environment_from else None
+    if target:
+        page = {**(page or {"contextVersion": 1}), "envId": str(target)}
+    return FailedCall(
+        write.tool_call_id, check.tool, check.read_arguments(write.args), write.code, page
+    )
+
+
+def status_checks() -> dict[str, str]:
+    """Each write that declares a status check, and the read it asks."""
+    return {spec.name: spec.status_check.tool for spec in CATALOG if spec.status_check is not None}
+
+
+def retry_glossary() -> dict[str, Any]:
+    """What the page needs to offer «Повторить» (the reads, and the codes that mean a read did
+    not answer) and «Проверить статус» (the writes with a status check, and the read each
+    asks); the server checks again."""
+    return {
+        "reads": sorted(RETRYABLE_READS),
+        "codes": sorted(RETRYABLE_CODES),
+        "statusChecks": dict(sorted(status_checks().items())),
+    }
