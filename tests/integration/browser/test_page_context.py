@@ -98,7 +98,10 @@ def test_an_unknown_object_type_is_treated_as_no_object(site: PageStack, tabs: T
     tab = tabs(site, site.token("engineer")).open(
         objectType="invalid", objectId="10", envId="ss-dev"
     )
-    expect(tab.by("context-banner")).not_to_contain_text("invalid")
+    # what the agent sees names no object; the link's is named only as dropped
+    banner = tab.by("context-banner")
+    expect(banner.locator(".chip", has_text="invalid")).to_have_count(0)
+    expect(tab.by("context-dropped")).to_contain_text("не распознан")
     tab.send("какие есть окружения?")
     tab.wait_answered()
     expect(tab.by("error-card")).to_have_count(0)
