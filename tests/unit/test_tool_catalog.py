@@ -160,3 +160,18 @@ def test_an_integer_argument_takes_a_number_or_its_digits(
         args = {**spec.example_args, argument: [value] if listed else value}
         taken = spec.args_model.model_validate(args)
         assert getattr(taken, argument) == ([11] if listed else 11)
+
+
+def test_every_status_check_is_a_read_whose_arguments_the_write_gives():
+    checked = [spec for spec in CATALOG if spec.status_check is not None]
+    assert {spec.name for spec in checked} >= {"deploy_dashboard", "execute_migration"}
+    for spec in checked:
+        check = spec.status_check
+        assert check is not None
+        read = CATALOG.get(check.tool)
+        assert read is not None, spec.name
+        assert read.operation is Operation.READ, spec.name
+        assert set(check.arguments) <= set(read.args_model.model_fields), spec.name
+        assert set(check.arguments.values()) <= set(spec.args_model.model_fields), spec.name
+        # the read takes the arguments the write's example gives it
+        read.args_model.model_validate(check.read_arguments(dict(spec.example_args)))

@@ -98,7 +98,10 @@ def test_an_unknown_object_type_is_treated_as_no_object(site: PageStack, tabs: T
     tab = tabs(site, site.token("engineer")).open(
         objectType="invalid", objectId="10", envId="ss-dev"
     )
-    expect(tab.by("context-banner")).not_to_contain_text("invalid")
+    # what the agent sees names no object; the link's is named only as dropped
+    banner = tab.by("context-banner")
+    expect(banner.locator(".chip", has_text="invalid")).to_have_count(0)
+    expect(tab.by("context-dropped")).to_contain_text("не распознан")
     tab.send("какие есть окружения?")
     tab.wait_answered()
     expect(tab.by("error-card")).to_have_count(0)
@@ -198,3 +201,40 @@ def test_no_deployed_route_serves_the_demo_sign_in():
     # API Gateway's routes, as the template declares them (CloudFront's are checked with the
     # template in tests/infrastructure): none answers the local stack's sign-in path
     assert not [route for route in template_routes() if route.pattern.match("/local/demo-token")]
+
+
+def test_a_link_whose_object_was_dropped_says_so_and_what_the_agent_sees(
+    site: PageStack, tabs: Tabs
+):
+    # Given a link whose object type the page does not know (its object is dropped)
+    tab = tabs(site, site.token("engineer")).open(
+        objectType="invalid", objectId="10", envId="ss-dev", route="/dashboards/10"
+    )
+    # Then the banner says the link's object was not recognised, and what the agent sees instead
+    dropped = tab.by("context-dropped")
+    expect(dropped).to_contain_text("не распознан")
+    expect(dropped).to_contain_text("«invalid» #10")
+    expect(dropped).to_contain_text("без объекта")
+    expect(tab.by("context-banner")).to_contain_text("ss-dev")
+    # And an answer about "this dashboard" does not claim there is none: it asks which one
+    tab.send("какой статус у этого дашборда?")
+    tab.wait_answered()
+    answer = tab.last_answer()
+    assert "не найдены" not in answer, answer
+    assert "номер" in answer, answer
+    tab.screenshot("link-object-dropped")
+
+
+def test_a_link_to_a_dashboard_that_does_not_exist_is_said_plainly(site: PageStack, tabs: Tabs):
+    # Given a link to a dashboard id that ss-dev does not have
+    tab = tabs(site, site.token("engineer")).open(
+        objectType="dashboard", objectId="99999", envId="ss-dev"
+    )
+    # When the user asks about it
+    tab.send("какой статус у этого дашборда?")
+    tab.wait_answered()
+    # Then the answer says that dashboard is not in that environment
+    answer = tab.last_answer()
+    assert "99999" in answer, answer
+    assert "нет" in answer or "не найден" in answer, answer
+    tab.screenshot("link-object-missing")

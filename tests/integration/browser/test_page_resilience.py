@@ -67,6 +67,70 @@ def test_an_upstream_failure_shows_a_crossed_tool_card_with_the_detail(site: Pag
     tab.screenshot("tool-error")
 
 
+def test_a_failed_read_offers_retry_which_runs_that_read_again(site: PageStack, tabs: Tabs):
+    # Given the upstream answers 503 to every read of the environments
+    plan = site.stack.upstream.plan
+    read = ("GET", "/api/environments")
+    plan.add(*read, Fault(FaultKind.STATUS, status=503, times=None))
+    tab = tabs(site, site.token("engineer")).open()  # a page with no object lists environments
+    tab.send("какие есть окружения?")
+    tab.wait_answered()
+    # Then the failed read's card says what happened in words and offers «Повторить»
+    card = tab.tool_card("list_environments").first
+    expect(card).to_have_attribute("data-state", "error")
+    expect(card.get_by_test_id("tool-error")).to_contain_text("ss-tools ответил ошибкой")
+    retry = card.get_by_test_id("tool-retry")
+    expect(retry).to_have_text("Повторить")
+    tab.screenshot("read-retry-offered")
+    before = plan.counts()
+    # When the upstream is back and the user clicks «Повторить»
+    plan.clear()
+    retry.click()
+    tab.wait_answered()
+    # Then that read ran once more, nothing else was sent (no write, no other read) ...
+    assert plan.counts() == {" ".join(read): 1}, before
+    assert before == {" ".join(read): before[" ".join(read)]}
+    # ... and its result is in the conversation, the failed card no longer offering a repeat
+    cards = tab.tool_card("list_environments")
+    expect(cards).to_have_count(2)
+    expect(cards.last).to_have_attribute("data-state", "done")
+    expect(retry).to_be_disabled()
+    assert "ss-dev" in tab.last_answer()
+    tab.screenshot("read-retry-done")
+
+
+def test_a_write_that_may_have_applied_offers_its_status_check_never_retry(
+    site: PageStack, tabs: Tabs
+):
+    # Given a deploy that the user confirms and the upstream answers 500 (it may have applied)
+    plan = site.stack.upstream.plan
+    plan.add("POST", "/api/dashboards/deploy", Fault(FaultKind.STATUS, status=500, times=None))
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10_LINK)
+    tab.send("задеплой дашборд 10 в staging")
+    tab.wait_answered()  # the card's stream
+    tab.by("confirm-accept").click()
+    tab.wait_answered()
+    card = tab.tool_card("deploy_dashboard").last
+    expect(card).to_contain_text("изменение могло примениться")
+    # Then its card has no «Повторить» (a write is never repeated by a click) but offers to
+    # check its status
+    expect(card.get_by_test_id("tool-retry")).to_have_count(0)
+    check = card.get_by_test_id("tool-check-status")
+    expect(check).to_contain_text("Проверить статус")
+    tab.screenshot("write-status-check-offered")
+    deploys = site.deploys()
+    plan.clear()
+    # When they click it
+    check.click()
+    tab.wait_answered()
+    # Then the dashboard is read where the deploy went, and the deploy was not sent again
+    expect(tab.tool_card("search_dashboards").last).to_have_attribute("data-state", "done")
+    assert plan.counts() == {"GET /api/environments/staging/dashboards": 1}
+    assert deploys >= 1
+    assert "staging" in tab.last_answer()
+    tab.screenshot("write-status-checked")
+
+
 def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack, tabs: Tabs):
     # the answer holds after its first tool's name for a minute: only a stop can end it sooner
     site.model.knobs.hold_after = "show_capabilities"

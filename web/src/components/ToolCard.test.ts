@@ -48,3 +48,46 @@ describe("a failed tool card", () => {
     );
   });
 });
+
+describe("«Повторить» on a failed tool card", () => {
+  const onRetry = () => undefined;
+
+  it("is offered on a read that failed or timed out", () => {
+    for (const code of ["TOOL_FAILURE", "TOOL_TIMEOUT"]) {
+      const { unmount } = render(ToolCard, { item: failed(code, code), onRetry });
+      expect(screen.getByTestId("tool-retry").textContent).toContain("Повторить");
+      unmount();
+    }
+  });
+
+  it("is never offered on a write, nor on a read the same call would refuse again", () => {
+    const write = { ...failed("TOOL_FAILURE", "503"), tool: "deploy_dashboard" };
+    render(ToolCard, { item: write, onRetry });
+    expect(screen.queryByTestId("tool-retry")).toBeNull();
+    render(ToolCard, { item: failed("FORBIDDEN", "no"), onRetry });
+    expect(screen.queryByTestId("tool-retry")).toBeNull();
+  });
+});
+
+describe("«Проверить статус» on a write that may have applied", () => {
+  const onCheckStatus = () => undefined;
+  const onRetry = () => undefined;
+
+  it("offers the catalog's status read, and never «Повторить»", () => {
+    const write = {
+      ...failed("TOOL_FAILURE", "upstream answered 500; operation status unknown — check status"),
+      tool: "deploy_dashboard",
+    };
+    render(ToolCard, { item: write, onRetry, onCheckStatus });
+    expect(screen.getByTestId("tool-check-status").textContent).toContain(
+      "Проверить статус: Поиск дашбордов",
+    );
+    expect(screen.queryByTestId("tool-retry")).toBeNull();
+  });
+
+  it("is not offered on a write that was refused (nothing applied)", () => {
+    const refused = { ...failed("FORBIDDEN", "upstream answered 403"), tool: "deploy_dashboard" };
+    render(ToolCard, { item: refused, onCheckStatus });
+    expect(screen.queryByTestId("tool-check-status")).toBeNull();
+  });
+});

@@ -16,7 +16,7 @@ import { isStreamEnd, parseChatMessage, parseEventId, type ChatMessage } from ".
 import { SseParser } from "./sse";
 import type { UIContext } from "./uiContext";
 
-export type ChatAction = null | "confirm" | "deny" | "edit" | "resume";
+export type ChatAction = null | "confirm" | "deny" | "edit" | "resume" | "retry" | "check_status";
 
 /** A file uploaded through `POST /api/assistant/files`, sent with a message by its id. */
 export interface FileRef {
@@ -35,6 +35,8 @@ export interface SubmitExtra {
   uiContext?: UIContext | null;
   /** With `resume`: replay after this id (`<conversation_id>:<seq>`). */
   lastEventId?: string | null;
+  /** With `retry`: the failed read to run again; with `check_status`: the write to check. */
+  toolCallId?: string | null;
 }
 
 export interface ConnectOptions {
@@ -164,6 +166,9 @@ class StreamSubmission implements Submission {
     if (!resuming && this.extra.confirmationId) body.confirmation_id = this.extra.confirmationId;
     if (!resuming && action === "edit" && this.extra.editedArgs) {
       body.edited_args = this.extra.editedArgs;
+    }
+    if (!resuming && (action === "retry" || action === "check_status") && this.extra.toolCallId) {
+      body.tool_call_id = this.extra.toolCallId;
     }
     if (this.extra.uiContext) body.ui_context = this.extra.uiContext;
     return body;

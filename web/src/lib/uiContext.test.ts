@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { uiContextFromUrl, withEnvironment } from "./uiContext";
+import { droppedFromUrl, uiContextFromUrl, withEnvironment } from "./uiContext";
 
 describe("uiContextFromUrl", () => {
   it("reads every field", () => {
@@ -87,5 +87,28 @@ describe("uiContextFromUrl", () => {
     const ctx = uiContextFromUrl("?objectType=dashboard&objectId=1&envId=ss-dev");
     expect(withEnvironment(ctx, "prod")).toEqual({ ...ctx, envId: "prod" });
     expect(withEnvironment(ctx, "").envId).toBeNull();
+  });
+});
+
+describe("droppedFromUrl", () => {
+  it("names an object type the page does not know, with its id", () => {
+    expect(droppedFromUrl("?objectType=invalid&objectId=10&envId=ss-dev")).toEqual({
+      objectType: "invalid",
+      objectId: "10",
+      reason: "type",
+    });
+  });
+
+  it("names an id that is not a number, of a known type", () => {
+    expect(droppedFromUrl("?objectType=dashboard&objectId=ten")).toEqual({
+      objectType: "dashboard",
+      objectId: "ten",
+      reason: "id",
+    });
+  });
+
+  it("drops nothing from a link the page passes on whole, or one naming no object", () => {
+    expect(droppedFromUrl("?objectType=dashboard&objectId=10&envId=ss-dev")).toBeNull();
+    expect(droppedFromUrl("?envId=ss-dev")).toBeNull();
   });
 });

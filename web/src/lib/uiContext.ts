@@ -43,6 +43,34 @@ export function uiContextFromUrl(search: string): UIContext {
   return { contextVersion: 1, objectType, objectId, objectName, envId, route };
 }
 
+/** What a link named that the page could not pass on: an object type it does not know (the
+ * object is dropped, its id with it), or an id that is not a number. */
+export interface DroppedObject {
+  objectType: string;
+  objectId: string | null;
+  /** `type`: no such kind of object; `id`: the kind is known, its id is not a number. */
+  reason: "type" | "id";
+}
+
+/** What `uiContextFromUrl` dropped of the link's object, or null when it dropped nothing. */
+export function droppedFromUrl(search: string): DroppedObject | null {
+  const params = new URLSearchParams(search.startsWith("?") ? search.slice(1) : search);
+  const rawType = clean(params.get("objectType"));
+  const rawId = clean(params.get("objectId"));
+  const cut = (value: string | null) =>
+    value === null ? null : Array.from(value).slice(0, 40).join("");
+  if (rawType === null) {
+    return rawId === null ? null : { objectType: "", objectId: cut(rawId), reason: "type" };
+  }
+  if (!OBJECT_TYPES.includes(rawType as ObjectType)) {
+    return { objectType: cut(rawType) ?? "", objectId: cut(rawId), reason: "type" };
+  }
+  if (rawId !== null && !OBJECT_ID.test(rawId)) {
+    return { objectType: rawType, objectId: cut(rawId), reason: "id" };
+  }
+  return null;
+}
+
 /** The context with another environment (the page's selector). */
 export function withEnvironment(context: UIContext, envId: string | null): UIContext {
   return { ...context, envId: envId || null };

@@ -51,6 +51,8 @@ export interface ToolItem {
   outputRef?: string | null;
   outputBytes?: number;
   truncated?: boolean;
+  /** «Повторить» was clicked: the repeat is its own call, further down the conversation. */
+  retried?: boolean;
 }
 export interface ConfirmItem {
   kind: "confirm";

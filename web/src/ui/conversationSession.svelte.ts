@@ -14,11 +14,17 @@ import {
   type HistoryMessage,
   type RestClient,
 } from "../lib/rest";
-import { uiContextFromUrl, withEnvironment, type UIContext } from "../lib/uiContext";
+import {
+  droppedFromUrl,
+  uiContextFromUrl,
+  withEnvironment,
+  type DroppedObject,
+  type UIContext,
+} from "../lib/uiContext";
 import { uploadFile } from "../lib/uploads";
 import { AttachmentTray } from "./attachmentTray.svelte";
 import { openDownload } from "./attachments";
-import { ChatState, type ConfirmItem, type ErrorItem } from "./chatState.svelte";
+import { ChatState, type ConfirmItem, type ErrorItem, type ToolItem } from "./chatState.svelte";
 import { noteServerDate } from "./clock";
 import type { EditRefusal } from "./editArgs";
 import { fileLimitsFrom, MAX_MESSAGE_CHARS } from "./limits";
@@ -92,6 +98,9 @@ export class ConversationSession {
   uiContext = $derived(withEnvironment(this.baseContext, this.envId));
   /** The conversation predates page contexts: it goes on without one. */
   contextUnavailable = $state(false);
+  /** What the visit's link named as its object and the page could not pass on (null: none);
+   * the banner says so while the context is the link's. */
+  droppedObject = $state<DroppedObject | null>(null);
   environments = $state<EnvironmentItem[]>([]);
 
   conversationId = $state<string | null>(null);
@@ -159,6 +168,7 @@ export class ConversationSession {
   /** The visit's context, from the URL's query, before anything is read from the server. */
   visit(search: string): void {
     this.baseContext = uiContextFromUrl(search);
+    this.droppedObject = droppedFromUrl(search);
     this.envId = this.baseContext.envId;
   }
 
@@ -364,6 +374,7 @@ export class ConversationSession {
       confirmationId?: string | null;
       editedArgs?: Record<string, unknown>;
       lastEventId?: string | null;
+      toolCallId?: string | null;
     } = {},
     files: AttachmentInfo[] = [],
   ): Submission | null {
@@ -425,6 +436,25 @@ export class ConversationSession {
       this.showError(error, again);
     }
     return true;
+  }
+
+  /** «Повторить» on a failed read (`retry`: the server runs that read again, same tool,
+   * arguments and page as the call) or «Проверить статус» on a write whose answer never came
+   * (`check_status`: the read the catalog declares for it); the result streams in as a new
+   * call of the conversation. */
+  async readAgain(item: ToolItem, action: "retry" | "check_status"): Promise<void> {
+    if (!item.toolCallId || item.retried || !this.#chatClient) return;
+    if (this.current) await this.#currentDone;
+    if (this.conversationId && (await this.#gateBusy(this.conversationId))) return;
+    const submission = this.#submit("", action, { toolCallId: item.toolCallId });
+    if (!submission) return;
+    item.retried = true;
+    try {
+      await this.#run(submission);
+    } catch (error) {
+      item.retried = false; // refused before anything ran: the card may offer it again
+      this.showError(error);
+    }
   }
 
   /** Stops the run: the stream ends with the server's word on what became of it. */
@@ -672,10 +702,12 @@ export class ConversationSession {
       // A conversation from before page contexts: it goes on without one, never with the
       // context of this visit's URL or of the conversation open before it.
       this.contextUnavailable = true;
+      this.droppedObject = null;
       this.baseContext = uiContextFromUrl("");
       this.envId = null;
     } else if (stored) {
       this.contextUnavailable = false;
+      this.droppedObject = null;
       this.baseContext = { ...uiContextFromUrl(""), ...stored };
       this.envId = stored.envId ?? null;
     }

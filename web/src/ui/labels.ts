@@ -71,6 +71,23 @@ const STATUS_UNKNOWN = /status unknown|статус (операции )?неиз
 export const WRITE_MAY_HAVE_APPLIED =
   "Статус операции неизвестен: изменение могло примениться. Проверьте его статус, прежде чем повторять.";
 
+const RETRYABLE_READS: ReadonlySet<string> = new Set(glossary.retry.reads);
+const RETRYABLE_CODES: ReadonlySet<string> = new Set(glossary.retry.codes);
+
+const STATUS_CHECKS: Record<string, string> = glossary.retry.statusChecks;
+
+/** The read that tells whether a write whose answer never came applied (the catalog's status
+ * check), or null when the write declares none. */
+export function statusCheckOf(tool: string): string | null {
+  return STATUS_CHECKS[tool] ?? null;
+}
+
+/** Whether a failed call is a read that a second try can answer: its card offers «Повторить»
+ * (the server checks again and refuses anything else). Never a write. */
+export function offersRetry(tool: string, code: string | undefined): boolean {
+  return RETRYABLE_READS.has(tool) && code !== undefined && RETRYABLE_CODES.has(code);
+}
+
 /** The sentence a failed tool card leads with: what happened and what to do. */
 export function toolErrorAdvice(code: string | undefined, detail: string | undefined): string {
   if (detail && STATUS_UNKNOWN.test(detail)) return WRITE_MAY_HAVE_APPLIED;
@@ -80,6 +97,22 @@ export function toolErrorAdvice(code: string | undefined, detail: string | undef
 /** «Дашборд» for `dashboard`: the backend's words (`OBJECT_TYPE_LABELS`), which the
  * conversation search also finds a conversation by. */
 export const OBJECT_TYPE_LABELS: Record<string, string> = glossary.objectTypes;
+
+/** What the banner says of a link's object the page could not pass on, and what the agent
+ * works with instead (the chips beside it show the environment and the page). */
+export function droppedObjectText(dropped: {
+  objectType: string;
+  objectId: string | null;
+  reason: "type" | "id";
+}): string {
+  const id = dropped.objectId ? ` #${dropped.objectId}` : "";
+  if (dropped.reason === "id") {
+    const kind = OBJECT_TYPE_LABELS[dropped.objectType] ?? dropped.objectType;
+    return `Номер объекта из ссылки не распознан (${kind}${id}): агент работает без объекта — назовите номер в сообщении.`;
+  }
+  const named = dropped.objectType ? `«${dropped.objectType}»${id}` : `${id.trim()} без типа`;
+  return `Объект из ссылки не распознан (${named}): агент работает без объекта — назовите объект и его номер в сообщении.`;
+}
 
 export const TOOL_STATE_LABELS: Record<ToolState, string> = {
   running: "выполняется",

@@ -82,13 +82,33 @@ def _dashboards(data: dict[str, Any], russian: bool) -> str | None:
         return dashboard_facts(found[0], russian)
     total = int(data.get("total", len(found)))
     if not found:
-        return say(russian, "Дашборды не найдены.", "No dashboards found.")
+        return _no_dashboards(data, russian)
     names = [f"«{d.get('title')}» (id {d.get('id')})" for d in found]
     return say(
         russian,
         f"Найдено дашбордов в {data.get('environment')}: {total}. {_listed(names, total, True)}.",
         f"Found {total} dashboards in {data.get('environment')}: {_listed(names, total, False)}.",
     )
+
+
+def _no_dashboards(data: dict[str, Any], russian: bool) -> str:
+    """An empty search, said of what was asked: a dashboard named by its id (a link's, say)
+    that the environment does not have is said to be missing, not «no dashboards»."""
+    where = data.get("environment") or data.get("env_id")
+    in_ru, in_en = (f" в {where}", f" in {where}") if where else ("", "")
+    asked = items(data.get("dashboard_ids")) or (
+        [data["dashboard_id"]] if data.get("dashboard_id") is not None else []
+    )
+    if asked:
+        ids = ", ".join(str(each) for each in asked)
+        return say(
+            russian,
+            f"{'Дашборда' if len(asked) == 1 else 'Дашбордов'} {ids}{in_ru} нет: проверьте "
+            "номер (в ссылке тоже) и окружение.",
+            f"There is no dashboard {ids}{in_en}: check the id (the link's too) and the "
+            "environment.",
+        )
+    return say(russian, f"Дашборды{in_ru} не найдены.", f"No dashboards found{in_en}.")
 
 
 def _rows_ru(count: Any) -> str:

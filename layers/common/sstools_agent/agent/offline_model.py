@@ -144,6 +144,19 @@ _SOURCE_ENVIRONMENT: Final = re.compile(
     r"(?:\bfrom|\bс|\bсо|\bиз)\s+([a-zа-яё-]+)|([a-zа-яё-]+)\s+(?:version|верси)", re.IGNORECASE
 )
 _TABLE: Final = re.compile(r"\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\b")
+_THIS_OBJECT: Final = re.compile(
+    r"\b(?:эт(?:от|ого|ом|им|у|а|ой|ою)|this)\s+(?:(дашборд|dashboard)|(датасет|dataset)|"
+    r"(миграц|migration))",
+    re.IGNORECASE,
+)
+"""«этот дашборд», "this dataset": the message means the page's object of that kind."""
+_THIS_KINDS: Final = ("dashboard", "dataset", "migration")
+_KIND_WORDS: Final = {
+    "dashboard": ("о каком дашборде", "дашборда"),
+    "dataset": ("о каком датасете", "датасета"),
+    "migration": ("о какой миграции", "миграции"),
+}
+"""«о каком дашборде … номер дашборда»: a kind as the question about it says it."""
 _THIS_QUERY: Final = re.compile(
     r"\b(?:этот|тот|этого|the|this|that)\s+(?:sql[- ])?(?:запрос\w*|query|statement|sql)\b",
     re.IGNORECASE,
@@ -1036,6 +1049,26 @@ def _calls(messages: Sequence[BaseMessage]) -> dict[str, tuple[str, dict[str, An
     }
 
 
+def _unseen_page_object(r: _Request) -> str | None:
+    """For «этот дашборд» on a page with no dashboard (a link that named none, or one whose
+    object was dropped), the message naming no number and nothing said before: which one? A
+    search in its place would answer «не найдены» of a dashboard that may well exist."""
+    match = _THIS_OBJECT.search(r.text)
+    if match is None or r.numbers or r.exchanged:
+        return None
+    kind = _THIS_KINDS[match.lastindex - 1 if match.lastindex else 0]
+    if r.page.get("objectType") == kind and r.page.get("objectId"):
+        return None
+    which, of_kind = _KIND_WORDS[kind]
+    return say(
+        r.russian,
+        f"Я не вижу, {which} речь: страница не передала мне объект (ссылка его не назвала или "
+        f"он не распознан). Назовите номер {of_kind}.",
+        f"I cannot see which {kind} you mean: the page told me of no object (the link named "
+        f"none, or it was not recognised). Tell me the {kind}'s id.",
+    )
+
+
 def _request(messages: Sequence[BaseMessage]) -> _Request:
     """The user's last message, read with the page, the page object's summary and what the
     tool results before it named (the conversation's memory of objects, by kind; the latest
@@ -1306,8 +1339,9 @@ class OfflineChatModel(BaseChatModel):
             files = read_attachment_blocks(_content_text(messages[-1]))
             russian = request.russian or not request.text.strip()
             about_files = file_answer(request.text, files, russian)
-            if about_files is not None:
-                return AIMessage(content=about_files)
+            direct = about_files if about_files is not None else _unseen_page_object(request)
+            if direct is not None:
+                return AIMessage(content=direct)
         if messages and isinstance(messages[-1], ToolMessage):
             return AIMessage(content=self._answer_from_tools(messages, request))
         summary = request.summary
@@ -1364,7 +1398,10 @@ class OfflineChatModel(BaseChatModel):
             return None
         if not request.page_object or build_arguments(tool, request) != summary.get("args"):
             return None
-        return describe_result(tool, request.page_object, request.russian)
+        args = summary.get("args")
+        return describe_result(
+            tool, request.page_object, request.russian, args if isinstance(args, Mapping) else None
+        )
 
     def _answer_from_tools(self, messages: Sequence[BaseMessage], request: _Request) -> str:
         """The answer from this step's tool results, narrowed to what the question is about."""

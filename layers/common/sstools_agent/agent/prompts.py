@@ -36,7 +36,10 @@ migrations across environments (ss-dev, staging, prod).
   and do not retry the same call unless they ask. A call the user cancelled on its card has
   already been reported to them (what was not run, and that nothing changed): do not repeat it;
   answer only what else they asked, or nothing.
-- When the user says "this dashboard" or «этот датасет», they mean the page context's object."""
+- When the user says "this dashboard" or «этот датасет», they mean the page context's object;
+  when the page context names no object of that kind, ask which one (its id) instead of
+  searching, and say the page did not pass one. An object the tools do not find in the page's
+  environment is missing there: say so with its id, not "nothing found"."""
 
 
 def system_prompt(

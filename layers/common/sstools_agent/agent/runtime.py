@@ -9,6 +9,7 @@ not checkpoint it), so a confirmation raised in one Lambda invocation is resumed
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -16,12 +17,12 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Checkpointer, Command, Interrupt, StreamMode
 
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.event_mapping import EventMapper, map_agent_stream
+from sstools_agent.agent.event_mapping import MODEL_NODE, EventMapper, map_agent_stream
 from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInterrupt
 from sstools_agent.agent.middleware import (
     CANCELLED,
@@ -56,12 +57,18 @@ from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.guardrails import GuardrailDecision
 from sstools_agent.domain.plan_types import ChangePlan
 from sstools_agent.domain.ports import ToolRunner
+from sstools_agent.domain.read_retries import (
+    NOT_A_FAILED_READ,
+    FailedCall,
+    RetryRefused,
+    refuse_unless_read,
+)
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 from sstools_agent.domain.tool_policy import ToolPolicy
-from sstools_agent.domain.tool_routing import FOLLOW_UP, RoutingDecision, ToolRouter
+from sstools_agent.domain.tool_routing import FOLLOW_UP, Intent, RoutingDecision, ToolRouter
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.settings import DEFAULT_PLAN_TIMEOUT_S, DEFAULT_PREFETCH_TIMEOUT_S
 
@@ -299,10 +306,48 @@ class ChatAgent:
 
     def card_page(self, pending: PendingConfirmation) -> UIContext | None:
         """The page context the card was created in."""
-        if pending.ui_context is None:
+        return self._page(pending.ui_context)
+
+    def _page(self, payload: dict[str, Any] | None) -> UIContext | None:
+        """A stored page context, parsed again (None for none, or one no longer valid)."""
+        if payload is None:
             return None
-        parsed = parse_ui_context(pending.ui_context, self.policy.environments)
+        parsed = parse_ui_context(payload, self.policy.environments)
         return parsed if isinstance(parsed, UIContext) else None
+
+    def check_read(self, call: FailedCall, role: Role | None) -> None:
+        """RetryRefused unless `call` is a read: the guardrails decide, for this call where it
+        was made, whether it reads or writes."""
+        try:
+            decision = self.policy.evaluate(role, call.tool, call.args, self._page(call.ui_context))
+        except InvalidToolCall:
+            raise RetryRefused(NOT_A_FAILED_READ) from None
+        refuse_unless_read(call, decision.operation)
+
+    async def retry_read(
+        self, thread_id: str, call: FailedCall, context: AgentRunContext
+    ) -> AsyncGenerator[ChatEvent]:
+        """Runs the read `call` (a failed read again, or a write's status check) as a new call of
+        the conversation: the model's
+        request for it is added to the thread and the graph goes on from there, so the call
+        passes the same checks as any (role, page, confirmation) and the model answers from
+        its result with no tool to call (a repeat never leads on to a write). The call runs
+        in the page context it was made in, whatever page asks for the repeat."""
+        call_id = f"retry_{uuid.uuid4().hex[:24]}"
+        request = AIMessage(
+            content="",
+            tool_calls=[{"name": call.tool, "args": call.args, "id": call_id, "type": "tool_call"}],
+        )
+        await self.graph.aupdate_state(
+            self._config(thread_id), {"messages": [request]}, as_node=MODEL_NODE
+        )
+        yield ToolStart(call.tool, call.args, call_id)
+        answer_only = RoutingDecision(Intent.UNKNOWN, (), (), (), ())
+        page = self._page(call.ui_context)
+        async for event in self._stream(
+            thread_id, None, replace(context, ui_context=page, routing=answer_only, prefetched=None)
+        ):
+            yield event
 
     def permission_for(self, pending: PendingConfirmation, role: Role | None) -> PermissionResult:
         """Whether `role` may make the card's call now (a role can change after the card)."""

@@ -11,10 +11,14 @@ from sstools_agent.chat.attachments import CheckedFile
 from sstools_agent.domain.chat_events import ConfirmationResult
 from sstools_agent.domain.confirmations import Confirmation
 from sstools_agent.domain.conversations import Conversation
+from sstools_agent.domain.read_retries import FailedCall
 
-Action = Literal["confirm", "deny", "edit", "resume"] | None
+Action = Literal["confirm", "deny", "edit", "resume", "retry", "check_status"] | None
 DECISIONS: Final = ("confirm", "deny", "edit")
 """The actions that answer a card."""
+READ_AGAIN: Final = ("retry", "check_status")
+"""The actions that run a read of an earlier call: a failed read again, or a write's status
+check (`domain.read_retries`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,8 @@ class PreparedTurn:
     """The run was stopped by a cancel request (set when the stream ends)."""
     attachments: list[CheckedFile] = field(default_factory=list)
     """The message's files, checked."""
+    retried: FailedCall | None = None
+    """For `retry` and `check_status`: the read this turn runs."""
 
     @property
     def edited_args(self) -> dict[str, Any] | None:

@@ -34,7 +34,7 @@ class ChatRequestBody(BaseModel):
     message: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
     files: list[FileRef] = Field(default_factory=list, max_length=MAX_LISTED_FILES)
     conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID_PATTERN)
-    action: Literal["confirm", "deny", "edit", "resume"] | None = None
+    action: Literal["confirm", "deny", "edit", "resume", "retry", "check_status"] | None = None
     confirmation_id: str | None = Field(default=None, max_length=128)
     edited_args: dict[str, Any] | None = None
     """For `edit`: the card's arguments, replaced in full (the tool stays the card's)."""
@@ -42,6 +42,9 @@ class ChatRequestBody(BaseModel):
     """Validated on its own (typed rejection reasons and an audit record): see ui_context.py."""
     last_event_id: str | None = Field(default=None, max_length=200)
     """For `resume` when the client cannot send the Last-Event-ID header."""
+    tool_call_id: str | None = Field(default=None, max_length=200)
+    """For `retry`: the failed read of this conversation to run again; for `check_status`: the
+    write whose answer never came, whose status check runs (domain.read_retries)."""
 
     @model_validator(mode="after")
     def _coherent(self) -> ChatRequestBody:
@@ -53,6 +56,10 @@ class ChatRequestBody(BaseModel):
             raise ValueError(f"action {self.action!r} needs a conversation_id")
         if self.action in ("confirm", "deny", "edit") and not self.confirmation_id:
             raise ValueError(f"action {self.action!r} needs the card's confirmation_id")
+        if (self.action in ("retry", "check_status")) != (self.tool_call_id is not None):
+            raise ValueError(
+                "tool_call_id comes with action 'retry' or 'check_status', and only with them"
+            )
         if (self.action == "edit") != (self.edited_args is not None):
             raise ValueError("edited_args comes with action 'edit', and only with it")
         if self.action is not None and (self.message or "").strip().lower() not in (

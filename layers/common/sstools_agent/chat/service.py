@@ -106,6 +106,7 @@ class ChatService:
             resume_after=resume_after,
             role=principal.role,
             edited_args=body.edited_args,
+            tool_call_id=body.tool_call_id,
             rules=rules,
             attachments=attachments,
             context=context,

@@ -30,6 +30,7 @@ from sstools_agent.chat.confirmation_journal import ConfirmationJournals
 from sstools_agent.chat.prepared_turn import (
     CHAT_THREADS,
     DECISIONS,
+    READ_AGAIN,
     Action,
     PreparedTurn,
     ThreadRules,
@@ -69,6 +70,12 @@ from sstools_agent.domain.ports import (
     ConfirmationStore,
     ConfirmationWorkflow,
     ConversationStore,
+)
+from sstools_agent.domain.read_retries import (
+    FailedCall,
+    failed_call,
+    refuse_unless_failed,
+    status_check_of,
 )
 from sstools_agent.domain.roles import Role
 from sstools_agent.settings import DEFAULT_PREFETCH_TIMEOUT_S
@@ -133,6 +140,7 @@ class ChatTurns:
         rules: ThreadRules = CHAT_THREADS,
         attachments: list[CheckedFile] | None = None,
         context: AgentRunContext | None = None,
+        tool_call_id: str | None = None,
     ) -> PreparedTurn:
         """Every check that decides the HTTP status, and the lock. Writes nothing on refusal.
         `attachments`, a new message's files, were checked before; `context` is the run's (a
@@ -159,6 +167,10 @@ class ChatTurns:
             return await self.answers.prepare(
                 conversation_id, owner, answer, run_id, rules, context=context
             )
+        if action in READ_AGAIN:
+            return await self._read_again(
+                conversation_id, owner, tool_call_id, role=role, run_id=run_id, action=action
+            )
         asked = Conversation.asked_for(conversation_id, owner, ui_context)
         if action == "resume" or rules.new_input_refused_while_a_card_waits:
             conversation = await self.store.get_owned(conversation_id, owner)
@@ -171,6 +183,37 @@ class ChatTurns:
         # one another run holds (409) from the record as it is at that write
         held = await self.store.start_turn(asked, run_id, self.lease_s, new=False)
         return PreparedTurn(held, action, message, run_id, attachments=files)
+
+    async def _read_again(
+        self,
+        conversation_id: str,
+        owner: str,
+        tool_call_id: str | None,
+        *,
+        role: Role | None,
+        run_id: str,
+        action: Action,
+    ) -> PreparedTurn:
+        """A repeat of a failed read (`retry`) or the status check of a write whose answer
+        never came (`check_status`): the caller's conversation (404 for another's), not
+        archived, no card waiting, the call one of its calls that failed (RetryNotFound,
+        RetryRefused), what runs a read; then the lock. Writes nothing on refusal."""
+        conversation = await self.store.get_owned(conversation_id, owner)
+        if conversation.is_archived:
+            raise ConversationArchived(conversation_id)
+        await self._refuse_while_a_card_waits(conversation)
+        call = failed_call(await self.store.messages(conversation_id), tool_call_id or "")
+        agent = self._agent_factory()
+        if action == "retry":
+            agent.check_read(call, role)  # a write is refused as such, whatever its code
+            refuse_unless_failed(call)
+        else:
+            agent.check_read(status_check_of(call), role)
+            call = status_check_of(call)
+        # The conversation's page stays the last message's: a repeat runs in the call's own
+        asked = Conversation.asked_for(conversation_id, owner, None)
+        held = await self.store.start_turn(asked, run_id, self.lease_s, new=False)
+        return PreparedTurn(held, action, None, run_id, retried=call)
 
     async def _start_new(
         self,
@@ -274,9 +317,21 @@ class ChatTurns:
     ) -> AsyncGenerator[ChatEvent]:
         agent = self._agent_factory()
         # The turn holds the conversation's lock: its checkpoint is read once for all it asks
-        with agent.holding(turn.conversation.conversation_id, self.lease_s):
-            async for event in self._agent_events(turn, context, agent):
+        conversation_id = turn.conversation.conversation_id
+        with agent.holding(conversation_id, self.lease_s):
+            if turn.retried is None:
+                events = self._agent_events(turn, context, agent)
+            else:  # a repeat can meet a card too (a deployment that asks to confirm reads)
+                events = self._held(turn, context, agent, turn.retried)
+            async for event in events:
                 yield event
+
+    async def _held(
+        self, turn: PreparedTurn, context: AgentRunContext, agent: ChatAgent, call: FailedCall
+    ) -> AsyncGenerator[ChatEvent]:
+        """The repeat of the failed read `call`, its cards held as any turn's."""
+        async for event in agent.retry_read(turn.conversation.conversation_id, call, context):
+            yield await self.cards.hold(turn, event, agent, context)
 
     async def _agent_events(
         self, turn: PreparedTurn, context: AgentRunContext, agent: ChatAgent

@@ -145,6 +145,30 @@ class IntentTag(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class StatusCheck:
+    """How to find out whether a write whose answer never came applied: the read that shows
+    the state it changes, and where its arguments come from (a read argument <- the write's;
+    in `as_list`, the write's value goes as a one-element list). With `environment_from`, the
+    read runs in the environment that write argument names (a deploy's target), else where
+    the write ran."""
+
+    tool: str
+    arguments: Mapping[str, str] = field(default_factory=dict, hash=False)
+    as_list: frozenset[str] = frozenset()
+    environment_from: str | None = None
+
+    def read_arguments(self, write_args: Mapping[str, Any]) -> dict[str, Any]:
+        """The read's arguments, from the write's (what the write did not get is left out)."""
+        read: dict[str, Any] = {}
+        for argument, source in self.arguments.items():
+            if source in write_args:
+                value = write_args[source]
+                as_list = argument in self.as_list and not isinstance(value, list)
+                read[argument] = [value] if as_list else value
+        return read
+
+
+@dataclass(frozen=True, slots=True)
 class PageReader:
     """The page object a read tool describes, for the prefetch: the argument the object's id goes
     in (as a one-element list when `many`)."""
@@ -270,6 +294,9 @@ class ToolSpec:
     cost: str = ""
     """What a call costs or starts besides its answer, in words («запускает платную
     LLM-задачу»): a call with a cost is never made without a card that says so, even a read."""
+    status_check: StatusCheck | None = None
+    """For a write: the read that tells whether it applied when its answer never came (the
+    card of such a call offers it); None: there is no such read."""
     example_args: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """One valid call's arguments (checked when the module loads): shown in the generated tool
     reference, and the call tests make when they need one of every tool."""
@@ -283,6 +310,8 @@ class ToolSpec:
             raise ValueError(f"{self.name}: example_args are not a valid call: {error}") from None
         if self.plan is not None and self.operation is not Operation.WRITE and not self.cost:
             raise ValueError(f"{self.name}: only a write or a call with a cost has a plan")
+        if self.status_check is not None and self.operation is not Operation.WRITE:
+            raise ValueError(f"{self.name}: only a write has a status check")
         if self.describes is not None:
             if self.operation is not Operation.READ:
                 raise ValueError(f"{self.name}: only a read may describe the page's object")

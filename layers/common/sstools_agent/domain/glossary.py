@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from sstools_agent.domain.read_retries import retry_glossary
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import OBJECT_TYPE_LABELS
 
@@ -53,13 +54,15 @@ def tool_label(name: str) -> str:
 
 
 def glossary() -> dict[str, Any]:
-    """What the page reads: tool and argument labels, the environment arguments, and the object
-    types (the conversation list's rows name them as the list's search finds them)."""
+    """What the page reads: tool and argument labels, the environment arguments, the object types
+    (the conversation list's rows name them as the list's search finds them), and which failed
+    calls it offers to repeat (the server checks again)."""
     return {
         "objectTypes": {str(kind): label for kind, label in OBJECT_TYPE_LABELS.items()},
         "tools": {spec.name: tool_label(spec.name) for spec in CATALOG},
         "arguments": dict(sorted(ARGUMENT_LABELS.items())),
         "environmentArguments": sorted(ENVIRONMENT_ARGUMENTS),
+        "retry": retry_glossary(),
     }
 
 

@@ -33,6 +33,7 @@ from sstools_agent.domain.cursors import InvalidCursor
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.identity import AuthenticationError, InvalidCredentials
 from sstools_agent.domain.ports import BlobStoreError
+from sstools_agent.domain.read_retries import RetryNotFound, RetryRefused
 from sstools_agent.domain.tool_outputs import ToolOutputNotFound
 from sstools_agent.domain.ui_context import ContextRejected
 from sstools_agent.http.auth import TooManyAttempts
@@ -84,6 +85,8 @@ REFUSALS: Final[dict[type[Exception], tuple[int, ErrorCode, str | None]]] = {
         ErrorCode.IDEMPOTENCY_KEY_REUSED,
         "This Idempotency-Key was used for a different message.",
     ),
+    RetryNotFound: (404, ErrorCode.NOT_FOUND, "В этом разговоре нет такого вызова."),
+    RetryRefused: (403, ErrorCode.FORBIDDEN, OWN_DETAIL),
     InvalidCursor: (400, ErrorCode.INVALID_CURSOR, "The cursor is not valid for this listing."),
     ToolOutputNotFound: (404, ErrorCode.NOT_FOUND, "No kept output for this tool call."),
     BlobStoreError: (

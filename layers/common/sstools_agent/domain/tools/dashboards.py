@@ -18,6 +18,7 @@ from sstools_agent.domain.catalog_types import (
     PageReader,
     PlanRecipe,
     Routing,
+    StatusCheck,
     ToolSpec,
 )
 from sstools_agent.domain.roles import READ_ACCESS, WRITE_ACCESS
@@ -278,6 +279,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ),
     ToolSpec(
         name="deploy_dashboard",
+        status_check=StatusCheck(
+            "search_dashboards",
+            {"dashboard_ids": "dashboard_ids"},
+            environment_from="target_env_id",
+        ),
         description="Deploy dashboards from a source environment to a target environment.",
         label_ru="деплой дашбордов в другое окружение",
         args_model=DeployDashboardArgs,
@@ -419,6 +425,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ),
     ToolSpec(
         name="create_branch",
+        status_check=StatusCheck(
+            "search_dashboards", {"dashboard_ids": "dashboard_id"}, frozenset({"dashboard_ids"})
+        ),
         description="Create a git branch for a dashboard in the current environment.",
         label_ru="создание git-ветки дашборда",
         args_model=CreateBranchArgs,
@@ -455,6 +464,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ),
     ToolSpec(
         name="commit_changes",
+        status_check=StatusCheck(
+            "search_dashboards", {"dashboard_ids": "dashboard_id"}, frozenset({"dashboard_ids"})
+        ),
         description="Commit a dashboard's pending changes to git with a message.",
         label_ru="коммит изменений дашборда в git",
         args_model=CommitChangesArgs,

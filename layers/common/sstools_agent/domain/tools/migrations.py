@@ -14,6 +14,7 @@ from sstools_agent.domain.catalog_types import (
     PageReader,
     PlanRecipe,
     Routing,
+    StatusCheck,
     ToolSpec,
 )
 from sstools_agent.domain.roles import READ_ACCESS, WRITE_ACCESS
@@ -73,6 +74,7 @@ _LIST_MIGRATIONS_WORDS: Final = (
 TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         name="execute_migration",
+        status_check=StatusCheck("get_migration_plan", {"migration_id": "migration_id"}),
         description="Run a planned migration of Superset objects into the target environment.",
         label_ru="запуск миграции",
         args_model=ExecuteMigrationArgs,

@@ -15,6 +15,7 @@ from sstools_agent.domain.catalog_types import (
     Operation,
     PlanRecipe,
     Routing,
+    StatusCheck,
     ToolSpec,
 )
 from sstools_agent.domain.roles import ADMIN_ONLY, READ_ACCESS
@@ -167,6 +168,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ),
     ToolSpec(
         name="run_backup",
+        status_check=StatusCheck("list_backups"),
         description="Back up the current environment's Superset metadata.",
         label_ru="резервная копия метаданных окружения",
         args_model=RunBackupArgs,
@@ -288,6 +290,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ),
     ToolSpec(
         name="start_maintenance",
+        status_check=StatusCheck("list_maintenance_events"),
         description="Put the current environment into maintenance mode for a while.",
         label_ru="начало обслуживания окружения",
         args_model=StartMaintenanceArgs,
@@ -338,6 +341,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ),
     ToolSpec(
         name="end_maintenance",
+        status_check=StatusCheck("list_maintenance_events"),
         description="End a maintenance window of the current environment.",
         label_ru="завершение обслуживания",
         args_model=EndMaintenanceArgs,
