@@ -353,3 +353,24 @@ def test_another_users_token_sees_nothing_of_a_session(functions: TwoFunctions):
     assert kinds_said[-2:] == ["process_completed", "close_stream"], owned.text[-2000:]
     assert {m.get("event_id") for m in said if "event_id" in m} == {event_id}
     assert STOPPED_TEXT not in owned.text
+
+
+# --- A dropped stream -------------------------------------------------------------------------
+
+
+def test_resume_replays_the_last_turn_from_its_stored_events(functions: TwoFunctions):
+    token = functions.token("user.resume")
+    first = run_client(
+        functions, [connect(token), submit(message(STATUS, ui_context=DASHBOARD_10))]
+    )
+    turn = first["steps"][1]
+    conversation = metadata_of(turn, "stream_end")[-1]["conversation_id"]
+    resume = {"conversation_id": conversation, "action": "resume"}
+    report = run_client(functions, [connect(token, version=1), submit(resume)])
+    replay = report["steps"][1]
+    assert_completed(replay)
+    said = "".join(m["token"] for m in metadata_of(replay, "stream_token"))
+    assert said == "".join(m["token"] for m in metadata_of(turn, "stream_token")), dump(replay)
+    assert [m["tool"] for m in metadata_of(replay, "tool_end")] == [
+        m["tool"] for m in metadata_of(turn, "tool_end")
+    ]
