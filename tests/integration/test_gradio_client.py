@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from local.agent_stack import AgentStack, user_issuer
+from local.agent_stack import AgentStack, SampleUpstream, user_issuer
+from local.fault_injection import Fault, FaultKind
 from sstools_agent.chat.gradio import GRADIO_PATH
 from sstools_agent.chat.turns import STOPPED_TEXT
 from tests.support.chat_process import chat_process
@@ -37,6 +38,9 @@ RUN_TIMEOUT_S = 40
 TOOL_TIMEOUT_S = 10.0
 TOKEN_DELAY_S = "0.02"
 """The processes' offline model pauses between words, so a cancel lands while it speaks."""
+HEARTBEAT_S = 0.5
+"""The processes' heartbeat interval (15 s in AWS): the clients meet heartbeats in every test."""
+SEARCH = ("GET", "/api/environments/ss-dev/dashboards")
 API = f"{GRADIO_PATH}/gradio_api"
 
 Report = dict[str, Any]
@@ -61,7 +65,7 @@ class TwoFunctions:
 
 @pytest.fixture(scope="module")
 def functions(module_stack: AgentStack) -> Iterator[TwoFunctions]:
-    env = {"OFFLINE_TOKEN_DELAY_S": TOKEN_DELAY_S}
+    env = {"OFFLINE_TOKEN_DELAY_S": TOKEN_DELAY_S, "STREAM_HEARTBEAT_S": str(HEARTBEAT_S)}
     settings = module_stack.settings
     with (
         chat_process(settings, tool_timeout_s=TOOL_TIMEOUT_S, env=env) as joins,
@@ -308,17 +312,22 @@ def test_the_seeds_call_forms_get_a_clear_error(functions: TwoFunctions):
 # --- Another user ------------------------------------------------------------------------------
 
 
-def test_another_users_token_sees_nothing_of_a_session(functions: TwoFunctions):
-    owner = {"Authorization": f"Bearer {functions.token('user.owner')}"}
-    other = {"Authorization": f"Bearer {functions.token('user.other')}"}
-    session = "s3ssion0wn3d"
-    join = {
+def join_body(session: str) -> dict[str, Any]:
+    """A join's body as the client sends it: a read on dashboard 10's page."""
+    return {
         "data": [{"text": STATUS, "files": []}, None, None, DASHBOARD_10],
         "event_data": None,
         "fn_index": 0,
         "trigger_id": None,
         "session_hash": session,
     }
+
+
+def test_another_users_token_sees_nothing_of_a_session(functions: TwoFunctions):
+    owner = {"Authorization": f"Bearer {functions.token('user.owner')}"}
+    other = {"Authorization": f"Bearer {functions.token('user.other')}"}
+    session = "s3ssion0wn3d"
+    join = join_body(session)
     with httpx.Client(timeout=RUN_TIMEOUT_S) as http:
         # Given the owner's queued turn
         joined = http.post(f"{functions.join_url}{API}/queue/join", json=join, headers=owner)
@@ -374,3 +383,31 @@ def test_resume_replays_the_last_turn_from_its_stored_events(functions: TwoFunct
     assert [m["tool"] for m in metadata_of(replay, "tool_end")] == [
         m["tool"] for m in metadata_of(turn, "tool_end")
     ]
+
+
+# --- Heartbeats -------------------------------------------------------------------------------
+
+
+def test_a_silent_stream_carries_gradios_heartbeat(
+    functions: TwoFunctions, fresh_upstream: SampleUpstream
+):
+    # Given a page summary that takes two seconds to come back
+    fresh_upstream.plan.add(*SEARCH, Fault(FaultKind.DELAY, seconds=2.0, times=None))
+    owner = {"Authorization": f"Bearer {functions.token('user.slow')}"}
+    session = "s1owstr3am"
+    with httpx.Client(timeout=RUN_TIMEOUT_S) as http:
+        joining = http.post(
+            f"{functions.join_url}{API}/queue/join", json=join_body(session), headers=owner
+        )
+        assert joining.status_code == 200, joining.text
+        # When its stream is read
+        stream = http.get(
+            f"{functions.stream_url}{API}/queue/data",
+            params={"session_hash": session},
+            headers=owner,
+        )
+    # Then Gradio's heartbeat message bridges the silence before the answer
+    said = [m["msg"] for m in sse_messages(stream.text)]
+    first_answer = said.index("process_generating")
+    assert said[1:first_answer].count("heartbeat") >= 2, said
+    assert said[-2:] == ["process_completed", "close_stream"]
