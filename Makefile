@@ -142,6 +142,7 @@ bench: export POWERTOOLS_LOG_LEVEL = WARNING
 bench: $(STAMP) web/dist/index.html chromium
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_agent
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_chat
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_gradio
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.aws_calls
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.first_turn
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_routing

@@ -8,6 +8,7 @@ reach another Lambda execution environment, and share only the table.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -129,8 +130,8 @@ class GradioTurns:
                 yield messages.failed(*_refusal(refused)), True
                 return
             conversation_id = opened.conversation_id
-            if await self.queue.opened(turn.session, turn.subject, turn.event_id, conversation_id):
-                await self._stop(principal, conversation_id)  # a cancel came before the run
+            # Off the first event's path (one write less before it): where a cancel finds the run
+            noted = asyncio.create_task(self._note_opened(principal, turn, conversation_id))
             logger.info(
                 "turn",
                 extra={
@@ -141,12 +142,22 @@ class GradioTurns:
                     "protocol": type(messages).__name__,
                 },
             )
-            async for event_id, event in self.service.events(opened):
-                if data := messages.frame(event_id, event):
-                    yield data, event.type is not EventType.STREAM_TOKEN
+            try:
+                async for event_id, event in self.service.events(opened):
+                    if data := messages.frame(event_id, event):
+                        yield data, event.type is not EventType.STREAM_TOKEN
+            finally:
+                await noted
             yield messages.close(), True
         finally:
             await self.queue.finish(turn.session, turn.subject, turn.event_id)
+
+    async def _note_opened(
+        self, principal: Principal, turn: QueuedTurn, conversation_id: str
+    ) -> None:
+        """Records the turn's conversation, and stops the run if a cancel came before it."""
+        if await self.queue.opened(turn.session, turn.subject, turn.event_id, conversation_id):
+            await self._stop(principal, conversation_id)
 
     async def cancel(self, principal: Principal, session: str, event_id: str) -> None:
         """Stops the caller's turn `event_id`, from any instance: before its run opens, the
