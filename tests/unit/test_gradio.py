@@ -1,8 +1,9 @@
-"""The Gradio join's inputs read as the chat request they mean, and the seed's forms refused in
-words that show the working call (`chat.gradio.chat_request_of`)."""
+"""The Gradio join's inputs read as the chat request they mean, the seed's forms refused in words
+that show the working call (`chat.gradio.chat_request_of`), and the stream's messages."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,11 +11,13 @@ from fastapi.exceptions import RequestValidationError
 
 from sstools_agent.chat.gradio import (
     BareCardAnswer,
+    GradioMessages,
     JoinBody,
     api_info,
     chat_request_of,
     gradio_config,
 )
+from sstools_agent.domain.chat_events import StreamEnd, StreamToken, ToolsRouted
 
 FILE_ID = "a" * 32
 CARD = "b" * 32
@@ -94,3 +97,32 @@ def test_the_config_and_info_name_the_same_inputs():
     parameters = info["named_endpoints"]["/chat"]["parameters"]
     assert [labels[i] for i in dependency["inputs"]] == [p["parameter_name"] for p in parameters]
     assert (config["connect_heartbeat"], config["run_history"]) == (False, False)
+
+
+def test_the_stream_sends_the_first_value_whole_then_replace_diffs_then_repeats_the_last():
+    messages = GradioMessages("e1")
+    token, end = StreamToken("При"), StreamEnd("c" * 32, "u1", "a1")
+    sent = [
+        json.loads(frame.decode().removeprefix("data: "))
+        for frame in (
+            messages.starts(),
+            messages.frame("c:1", token),
+            messages.frame(None, ToolsRouted({"offered": []})),
+            messages.frame("c:2", end),
+            messages.close(),
+        )
+        if frame
+    ]
+    assert [m["msg"] for m in sent] == [
+        "process_starts",
+        "process_generating",
+        "process_generating",
+        "process_completed",
+    ]
+    assert sent[1]["output"]["data"] == [token.to_wire()]
+    assert sent[2]["output"]["data"] == [[["replace", [], json.loads(json.dumps(end.to_wire()))]]]
+    assert sent[3]["output"] == {
+        "data": [json.loads(json.dumps(end.to_wire()))],
+        "is_generating": False,
+    }
+    assert {m["event_id"] for m in sent} == {"e1"}
