@@ -10,7 +10,7 @@ SAM_VENV := $(VENV)/sam
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 
 .PHONY: test lint typecheck unit docs eval run token lock clean bench web web-test schema chromium \
-	ag-ui-client llvm-strip
+	ag-ui-client gradio-client llvm-strip
 
 # The /agent page (web/): npm ci from its lock, then a build whenever a source changed. `dist-local`
 # is the local stack's build (with the demo sign-in), `dist` the deployable one (without it).
@@ -20,6 +20,9 @@ WEB_STAMP := web/node_modules/.installed-stamp
 # The official AG-UI client (tests/ag_ui_client/), which the integration tests run with node
 # against the chat function's AG-UI endpoint: npm ci from its lock, nothing to build.
 AG_UI_CLIENT_STAMP := tests/ag_ui_client/node_modules/.installed-stamp
+# The official Gradio JS client, 2.x and 1.x (tests/gradio_client/), which the integration tests
+# run with node against the chat function's Gradio endpoint.
+GRADIO_CLIENT_STAMP := tests/gradio_client/node_modules/.installed-stamp
 
 # Each set-up step says what it does first: on a first run they take minutes, quietly.
 $(STAMP): $(LOCKS)
@@ -49,6 +52,14 @@ $(AG_UI_CLIENT_STAMP): tests/ag_ui_client/package-lock.json
 	@touch $@
 
 ag-ui-client: $(AG_UI_CLIENT_STAMP)
+
+$(GRADIO_CLIENT_STAMP): tests/gradio_client/package-lock.json
+	@scripts/check-node
+	@echo "==> the Gradio clients' npm packages into tests/gradio_client/node_modules"
+	cd tests/gradio_client && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+gradio-client: $(GRADIO_CLIENT_STAMP)
 
 web/dist-local/index.html: $(WEB_STAMP) $(WEB_SOURCES)
 	@echo "==> the /agent page (web/ changed since its last build)"
@@ -90,7 +101,7 @@ typecheck: $(STAMP)
 # Two worker processes by default (a file's tests stay in one worker, with its module fixtures);
 # each worker starts its own moto, sample upstream and servers. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
-unit: $(STAMP) $(SAM_STAMP) web chromium ag-ui-client llvm-strip
+unit: $(STAMP) $(SAM_STAMP) web chromium ag-ui-client gradio-client llvm-strip
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 ## docs: regenerate docs/tools.md (the tool reference) from the tool catalog
@@ -123,7 +134,7 @@ lock: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache web/node_modules web/dist web/dist-local \
-		tests/ag_ui_client/node_modules
+		tests/ag_ui_client/node_modules tests/gradio_client/node_modules
 
 ## bench: figures for the agent runtime, measured side by side (prints; asserts nothing)
 bench: export POWERTOOLS_METRICS_DISABLED = true
@@ -131,6 +142,7 @@ bench: export POWERTOOLS_LOG_LEVEL = WARNING
 bench: $(STAMP) web/dist/index.html chromium
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_agent
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_chat
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_gradio
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.aws_calls
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.first_turn
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.bench_routing

@@ -99,6 +99,8 @@ ss-tools agent chat — local stack
   chat stream   POST http://127.0.0.1:{BASE_PORT}/api/agent/chat   (SSE)
   cancel        POST http://127.0.0.1:{BASE_PORT}/api/agent/chat/cancel
   AG-UI 1.0     POST http://127.0.0.1:{BASE_PORT}/api/agent/ag-ui   (SSE, docs/ag-ui.md)
+  Gradio        Client.connect("http://127.0.0.1:{BASE_PORT}/api/agent/gradio")
+                (@gradio/client, protocol sse_v3, docs/gradio.md)
   REST API      http://127.0.0.1:{BASE_PORT}/api/assistant/conversations, /api/assistant/history,
                 /api/agent/conversations/<id>/active, /api/auth/service-token,
                 /.well-known/jwks.json   (docs/rest-api.md)

@@ -1,13 +1,14 @@
 """The chat function: the routes of `sstools_agent.chat.routes` (a turn's SSE stream, AG-UI 1.0,
-cancel) with the shared error handlers and refusal table. On Lambda it runs under the Lambda Web
-Adapter (response streaming); locally and in the tests under uvicorn, as the adapter proxies."""
+cancel) and of `sstools_agent.chat.gradio_routes` (the Gradio client's protocol), with the shared
+error handlers and refusal table. On Lambda it runs under the Lambda Web Adapter (response
+streaming); locally and in the tests under uvicorn, as the adapter proxies."""
 
 from __future__ import annotations
 
 from fastapi import FastAPI
 from pydantic import SecretStr
 
-from sstools_agent.chat import routes
+from sstools_agent.chat import gradio_routes, routes
 from sstools_agent.http.audit_flush import AuditFlush
 from sstools_agent.http.blocking_threads import more_blocking_threads
 from sstools_agent.http.body_limits import AG_UI_MAX_BODY_BYTES, CHAT_MAX_BODY_BYTES, BodyLimit
@@ -34,6 +35,7 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
         client_addresses=ClientAddresses.trusting(origin_verify_secret),
         coalesce_s=deps.stream_coalesce_s,
         heartbeat_s=deps.stream_heartbeat_s,
+        gradio_queue=deps.gradio_queue,
     )
     app = FastAPI(
         title="ss-tools agent chat",
@@ -46,6 +48,7 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     install_refusals(app)
     app.state.chat, app.state.authenticator = route_deps, route_deps.principal
     app.include_router(routes.router)
+    app.include_router(gradio_routes.router)
     limits = {routes.CHAT_PATH: CHAT_MAX_BODY_BYTES, routes.AG_UI_PATH: AG_UI_MAX_BODY_BYTES}
     app.add_middleware(BodyLimit, limits=limits)
     if origin_verify_secret is not None:

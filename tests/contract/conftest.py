@@ -16,8 +16,13 @@ import pytest
 from local.moto import aws_subprocess_stack
 from sstools_agent.adapters.dynamodb.confirmations import DynamoDBConfirmationStore
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
-from sstools_agent.adapters.memory import InMemoryConfirmationStore, InMemoryConversationStore
-from sstools_agent.domain.ports import ConfirmationStore, ConversationStore
+from sstools_agent.adapters.dynamodb.gradio_queue import DynamoDBGradioQueue
+from sstools_agent.adapters.memory import (
+    InMemoryConfirmationStore,
+    InMemoryConversationStore,
+    InMemoryGradioQueue,
+)
+from sstools_agent.domain.ports import ConfirmationStore, ConversationStore, GradioQueue
 from sstools_agent.settings import Settings
 
 BACKENDS = ["memory", "dynamodb"]
@@ -49,6 +54,18 @@ def confirmations(request: pytest.FixtureRequest) -> ConfirmationStore:
         return InMemoryConfirmationStore()
     settings: Settings = request.getfixturevalue("moto_settings")
     return DynamoDBConfirmationStore(
+        settings.conversations_table,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
+@pytest.fixture(params=BACKENDS)
+def gradio_queue(request: pytest.FixtureRequest) -> GradioQueue:
+    if request.param == "memory":
+        return InMemoryGradioQueue()
+    settings: Settings = request.getfixturevalue("moto_settings")
+    return DynamoDBGradioQueue(
         settings.conversations_table,
         region=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,

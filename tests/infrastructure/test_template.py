@@ -183,7 +183,14 @@ def every_behaviour() -> list[dict[str, Any]]:
 
 
 PAGE_PATHS = ["/agent/", "/agent/index.html", "/agent/config.json", "/agent/assets/index-3f9a.js"]
-CHAT_PATHS = ["/api/agent/chat", "/api/agent/chat/cancel", "/api/agent/ag-ui"]
+CHAT_PATHS = [
+    "/api/agent/chat",
+    "/api/agent/chat/cancel",
+    "/api/agent/ag-ui",
+    "/api/agent/gradio/config",
+    "/api/agent/gradio/gradio_api/queue/join",
+    "/api/agent/gradio/gradio_api/queue/data",
+]
 API_PATHS = [
     "/api/agent/conversations/c-1",
     "/api/assistant/confirmations/k-1",

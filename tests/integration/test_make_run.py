@@ -69,6 +69,24 @@ def test_the_stack_starts_prints_the_page_and_stops_quietly() -> None:
         response = httpx.get(page, timeout=30)
         assert response.status_code == 200
         assert '<div id="app">' in response.text
+        # The Gradio client's URL, and its config answered there to a demo user
+        gradio = next(line for line in lines if "Client.connect(" in line)
+        url = re.search(r'Client\.connect\("([^"]+)"\)', gradio)
+        assert url is not None, gradio
+        assert url.group(1) == f"http://127.0.0.1:{port}/api/agent/gradio"
+        token = subprocess.run(
+            [sys.executable, "-m", "local.demo_users", "engineer"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        config = httpx.get(
+            f"{url.group(1)}/config", headers={"Authorization": f"Bearer {token}"}, timeout=30
+        )
+        assert config.status_code == 200, config.text
+        assert config.json()["protocol"] == "sse_v3"
     finally:
         stack.send_signal(signal.SIGINT)
         code = stack.wait(60)

@@ -67,8 +67,11 @@ class ChatProcess:
 
 
 @contextmanager
-def chat_process(settings: Settings, *, tool_timeout_s: float) -> Iterator[ChatProcess]:
-    """The chat function over `settings` (its moto and upstream), in a process of its own."""
+def chat_process(
+    settings: Settings, *, tool_timeout_s: float, env: dict[str, str] | None = None
+) -> Iterator[ChatProcess]:
+    """The chat function over `settings` (its moto and upstream), in a process of its own;
+    `env` sets more of its settings (OFFLINE_TOKEN_DELAY_S, say)."""
     port = free_port()
     env = {
         **os.environ,
@@ -80,6 +83,7 @@ def chat_process(settings: Settings, *, tool_timeout_s: float) -> Iterator[ChatP
         "TOOL_ROUTING": "off",
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_DISABLED": "true",
+        **(env or {}),
     }
     process = subprocess.Popen(
         [sys.executable, "-c", BOOT, str(port)],

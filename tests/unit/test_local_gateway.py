@@ -44,6 +44,9 @@ async def through_gateway(method: str, path: str) -> httpx.Response:
     [
         ("POST", "/api/agent/chat", "ChatFunction"),
         ("POST", "/api/agent/chat/cancel", "ChatFunction"),
+        ("GET", "/api/agent/gradio/config", "ChatFunction"),
+        ("POST", "/api/agent/gradio/gradio_api/queue/join", "ChatFunction"),
+        ("GET", "/api/agent/gradio/gradio_api/queue/data", "ChatFunction"),
         ("GET", "/api/assistant/conversations", "ApiFunction"),
         ("DELETE", "/api/assistant/conversations/abc", "ApiFunction"),
         ("GET", "/api/agent/conversations/abc/active", "ApiFunction"),

@@ -39,6 +39,7 @@ from sstools_agent.domain.conversations import (
     search_words,
     turn_refusal,
 )
+from sstools_agent.domain.gradio_queue import RUNNING_FOR_S, GradioTurnState, QueuedTurn
 from sstools_agent.domain.ports import BlobStoreError, StoredEvent
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
@@ -471,6 +472,59 @@ class InMemoryConfirmationWorkflow(FailureSwitches):
         self._open = {t: c for t, c in self._open.items() if c != confirmation_id}
         if self.store is not None and card_expires:
             self.store.expire(confirmation_id)
+
+
+class InMemoryGradioQueue(FailureSwitches):
+    """`domain.ports.GradioQueue` in a dict keyed by (subject, session, event id): another
+    subject's key never matches, as the table's partition by both never does."""
+
+    def __init__(self, *, fail_on: Iterable[str] = ()) -> None:
+        super().__init__(fail_on)
+        self.turns: dict[tuple[str, str, str], QueuedTurn] = {}
+
+    async def enqueue(self, turn: QueuedTurn) -> None:
+        self._check("enqueue")
+        self.turns[(turn.subject, turn.session, turn.event_id)] = turn
+
+    async def claim(self, session: str, subject: str, now: float) -> list[QueuedTurn]:
+        self._check("claim")
+        waiting = sorted(
+            (
+                turn
+                for (owner, held, _), turn in self.turns.items()
+                if (owner, held) == (subject, session)
+                and turn.state == GradioTurnState.QUEUED
+                and turn.live(now)
+            ),
+            key=lambda turn: turn.queued_at,
+        )
+        for turn in waiting:
+            claimed = replace(turn, state=GradioTurnState.CLAIMED, expires_at=now + RUNNING_FOR_S)
+            self.turns[(subject, session, turn.event_id)] = claimed
+        return waiting
+
+    async def opened(self, session: str, subject: str, event_id: str, conversation_id: str) -> bool:
+        self._check("opened")
+        turn = self.turns.get((subject, session, event_id))
+        if turn is None:
+            return False
+        self.turns[(subject, session, event_id)] = replace(turn, conversation_id=conversation_id)
+        return turn.cancel_requested
+
+    async def request_cancel(
+        self, session: str, subject: str, event_id: str, now: float
+    ) -> QueuedTurn | None:
+        self._check("request_cancel")
+        turn = self.turns.get((subject, session, event_id))
+        if turn is None or not turn.live(now):
+            return None
+        marked = replace(turn, cancel_requested=True)
+        self.turns[(subject, session, event_id)] = marked
+        return marked
+
+    async def finish(self, session: str, subject: str, event_id: str) -> None:
+        self._check("finish")
+        self.turns.pop((subject, session, event_id), None)
 
 
 class MemoryAuditSink(FailureSwitches):

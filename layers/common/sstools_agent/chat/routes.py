@@ -20,13 +20,14 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from sstools_agent.chat.ag_ui import INTERRUPT_REFUSALS, AgUiEncoder, chat_request_of, rules_for
 from sstools_agent.chat.encoding import ChatMessageSSE, StreamEncoder
+from sstools_agent.chat.gradio_turns import GradioTurns
 from sstools_agent.chat.pacing import Frame, paced
 from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.service import ChatService, OpenedTurn
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.chat_events import EventType
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
-from sstools_agent.domain.ports import AuditSink
+from sstools_agent.domain.ports import AuditSink, GradioQueue
 from sstools_agent.http.auth import (
     AuthenticatedRoute,
     authenticate_request,
@@ -48,7 +49,8 @@ CANCEL_PATH: Final = "/api/agent/chat/cancel"
 
 class ChatRouteDeps:
     """What the chat routes share (as `rest.deps.ApiDeps` is the REST routes'): the chat
-    service, the sign-in check, the stream's pacing. Kept on `app.state.chat`."""
+    service (and the Gradio endpoint's turns over it), the sign-in check, the stream's pacing.
+    Kept on `app.state.chat`."""
 
     def __init__(
         self,
@@ -60,8 +62,10 @@ class ChatRouteDeps:
         client_addresses: ClientAddresses,
         coalesce_s: float,
         heartbeat_s: float,
+        gradio_queue: GradioQueue,
     ) -> None:
         self.service, self.verifier, self.audit = service, verifier, audit
+        self.gradio = GradioTurns(service, gradio_queue)
         self.auth_failures, self.client_addresses = auth_failures, client_addresses
         self.coalesce_s, self.heartbeat_s = coalesce_s, heartbeat_s
 

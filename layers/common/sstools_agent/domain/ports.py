@@ -21,6 +21,7 @@ from sstools_agent.domain.confirmations import (
     ExecutionState,
 )
 from sstools_agent.domain.conversations import Conversation, Page, StoredMessage
+from sstools_agent.domain.gradio_queue import QueuedTurn
 from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
 
 if TYPE_CHECKING:  # the REST API never resolves tool calls: no SQL parser at its start
@@ -184,6 +185,31 @@ class ConfirmationWorkflow(Protocol):
     async def hand_back(self, task_token: str, result: str) -> bool:
         """Ends the wait with `result`; False when the token already timed out (or is unknown)."""
         ...
+
+
+class GradioQueue(Protocol):
+    """Turns joined through the Gradio endpoint, waiting for the stream that runs them
+    (`domain.gradio_queue`). Every call names the subject: a turn is only ever its own."""
+
+    async def enqueue(self, turn: QueuedTurn) -> None:
+        """Records a joined turn, queued until `turn.expires_at`."""
+
+    async def claim(self, session: str, subject: str, now: float) -> list[QueuedTurn]:
+        """The session's queued, unexpired turns of `subject`, oldest first, each moved to
+        claimed by one conditional write (so two streams never run one turn); the ones another
+        stream claimed first are left out."""
+
+    async def opened(self, session: str, subject: str, event_id: str, conversation_id: str) -> bool:
+        """Records the conversation a claimed turn runs in; whether a cancel came before."""
+
+    async def request_cancel(
+        self, session: str, subject: str, event_id: str, now: float
+    ) -> QueuedTurn | None:
+        """Marks `subject`'s live turn as to be stopped, and returns it; None if there is none
+        (another subject's, finished, expired or never joined)."""
+
+    async def finish(self, session: str, subject: str, event_id: str) -> None:
+        """Forgets a turn its stream ended."""
 
 
 class AuditSink(Protocol):

@@ -31,6 +31,7 @@ from sstools_agent.domain.conversations import (
 )
 from sstools_agent.domain.cursors import InvalidCursor
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.gradio_queue import GradioTurnNotFound
 from sstools_agent.domain.identity import AuthenticationError, InvalidCredentials
 from sstools_agent.domain.ports import BlobStoreError
 from sstools_agent.domain.read_retries import RetryNotFound, RetryRefused
@@ -94,6 +95,7 @@ REFUSALS: Final[dict[type[Exception], tuple[int, ErrorCode, str | None]]] = {
         ErrorCode.STORAGE_FAILURE,
         "The tool output cannot be read now; try again later.",
     ),
+    GradioTurnNotFound: (404, ErrorCode.NOT_FOUND, "No such queued or running turn."),
     ServiceTokenUnavailable: (
         503,
         ErrorCode.TOOL_FAILURE,

@@ -16,6 +16,7 @@ from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.blob_store import S3BlobStore
 from sstools_agent.adapters.dynamodb.confirmations import DynamoDBConfirmationStore
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
+from sstools_agent.adapters.dynamodb.gradio_queue import DynamoDBGradioQueue
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.secrets import SecretsReader
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
@@ -63,6 +64,15 @@ def user_verifier_from(settings: UserAuthSettings) -> UserTokenVerifier:
 def conversation_store_from(settings: ConversationStoreSettings) -> DynamoDBConversationStore:
     """Conversations in their DynamoDB table."""
     return DynamoDBConversationStore(
+        settings.conversations_table,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+
+
+def gradio_queue_from(settings: ConversationStoreSettings) -> DynamoDBGradioQueue:
+    """Gradio's joined turns in the conversations table (short-lived items with its TTL)."""
+    return DynamoDBGradioQueue(
         settings.conversations_table,
         region=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,

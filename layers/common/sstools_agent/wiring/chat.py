@@ -30,6 +30,7 @@ from sstools_agent.domain.ports import (
     ConfirmationStore,
     ConfirmationWorkflow,
     ConversationStore,
+    GradioQueue,
 )
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
@@ -48,6 +49,7 @@ from sstools_agent.wiring.adapters import (
     confirmation_store_from,
     confirmation_workflow_from,
     conversation_store_from,
+    gradio_queue_from,
     secrets_reader_from,
     service_token_client_from,
     tool_output_store_from,
@@ -132,6 +134,8 @@ class ChatDeps:
     verifier: UserTokenVerifier
     service_token: ServiceTokenSource
     environments: EnvironmentRegistry
+    gradio_queue: GradioQueue
+    """Turns joined through the Gradio endpoint, waiting for the stream that runs them."""
     auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
     confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S
     prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S
@@ -213,6 +217,7 @@ def build_chat(settings: ChatSettings, *, routed: bool = True) -> ChatDeps:
         verifier=user_verifier_from(settings),
         service_token=service_token_client_from(settings, secrets_reader_from(settings)),
         environments=settings.environments(),
+        gradio_queue=gradio_queue_from(settings),
         auth_failures=settings.auth_failure_sampler(),
         confirmation_timeout_s=settings.confirmation_timeout_s,
         prefetch_timeout_s=settings.prefetch_timeout_s,
