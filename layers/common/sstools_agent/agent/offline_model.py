@@ -71,7 +71,6 @@ from sstools_agent.domain.attachment_content import (
     without_attachment_blocks,
 )
 from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation, ToolSpec
-from sstools_agent.domain.errors import WRITE_STATUS_UNKNOWN_MESSAGE
 from sstools_agent.domain.glossary import tool_label
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
@@ -1009,7 +1008,10 @@ def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> st
             text = _text_of(message)
             if not text.rstrip().endswith("?"):
                 return None
-            return next((tool for tool in bound if f"({tool})" in text), None)
+            return next(
+                (tool for tool in bound if f"«{_label(tool, True)}»" in text),
+                next((tool for tool in bound if _label(tool, False) in text), None),
+            )
     return None
 
 
@@ -1107,9 +1109,9 @@ def _label(tool: str, russian: bool) -> str:
     spec = CATALOG.get(tool)
     if spec is None:
         return tool
-    # The name in parentheses lets the next turn know which tool a question was about
-    described = spec.label_ru if russian else spec.description.rstrip(".").lower()
-    return f"{described} ({tool})"
+    # In words only: the next turn finds the tool a question was about by these words
+    # (`_clarified_tool`), as a person would
+    return spec.label_ru if russian else spec.description.rstrip(".").lower()
 
 
 def _page_object_issues(data: Any, r: _Request) -> str:
@@ -1145,12 +1147,19 @@ def _kept_out_note(kept_out: Mapping[str, _KeptOut], russian: bool) -> str:
     here, by why), so a capabilities answer on a bare page still shows the whole service."""
     by_rule: dict[str, list[str]] = {}
     for tool, why in kept_out.items():
-        by_rule.setdefault(why.rule, []).append(tool)
+        by_rule.setdefault(why.rule, []).append(_title(tool) if russian else _label(tool, False))
     words = _KEPT_OUT_RU if russian else _KEPT_OUT_EN
     lines = [f"- {words.get(rule, rule)}: {', '.join(tools)}" for rule, tools in by_rule.items()]
     if not lines:
         return ""
-    return say(russian, "Ещё доступно:\n", "Also available:\n") + "\n".join(lines)
+    # A paragraph of its own: glued to the list above, it would read as its last item
+    return "\n\n" + say(russian, "Ещё доступно:\n", "Also available:\n") + "\n".join(lines)
+
+
+def _title(tool: str) -> str:
+    """«поиск дашбордов»: the catalog's short name of a tool, within a sentence."""
+    title = tool_label(tool)
+    return title[:1].lower() + title[1:] if title[1:2].islower() else title
 
 
 def _unavailable_answer(tool: str, kept_out: _KeptOut, r: _Request) -> str:
@@ -1268,17 +1277,10 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         return say(russian, "", "Understood: the operation was cancelled, nothing ran.")
     # The last line: a note about an edited call (`with_edit_notes`) comes before the result
     detail = _text_of(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
-    if not russian:
-        return f"{tool} failed: {detail}"
-    # In words, as the tool card says it (its details hold the upstream's own); a write whose
-    # status is unknown says so: it may have changed something
-    if WRITE_STATUS_UNKNOWN_MESSAGE in detail:
-        what = "статус операции неизвестен — проверьте статус, прежде чем повторять"
-    elif "no answer within" in detail:
-        what = "ss-tools не ответил вовремя, результата нет"
-    else:
-        what = "ss-tools ответил ошибкой, результата нет"
-    return f"Не получилось: «{tool_label(tool)}» — {what}."
+    # The failed tool card says, in Russian, what happened and what to do (and that a write
+    # whose status is unknown may have applied): a Russian answer does not say it twice; an
+    # English one says it in English
+    return say(russian, "", f"{tool} failed: {detail}")
 
 
 class OfflineChatModel(BaseChatModel):
