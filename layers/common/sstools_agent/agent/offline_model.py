@@ -71,7 +71,7 @@ from sstools_agent.domain.attachment_content import (
     without_attachment_blocks,
 )
 from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation, ToolSpec
-from sstools_agent.domain.glossary import tool_label
+from sstools_agent.domain.glossary import ARGUMENT_LABELS, tool_label
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 from sstools_agent.domain.tool_routing import FOLLOW_UP, SEARCHING
@@ -1250,7 +1250,10 @@ def clarifying_question(tool: str, r: _Request) -> str:
             f"{already}Which environment should {label} target: {options}?",
         )
     words = [
-        _ARGUMENT_WORDS.get(name, (name, name))[0 if r.russian else 1] for name in missing
+        _ARGUMENT_WORDS.get(name, (ARGUMENT_LABELS.get(name, name).lower(), name))[
+            0 if r.russian else 1
+        ]
+        for name in missing
     ] or [say(r.russian, "объект", "the object")]
     return say(
         r.russian,
@@ -1396,7 +1399,8 @@ class OfflineChatModel(BaseChatModel):
     def _no_tool_answer(self, tool: str | None, request: _Request) -> str:
         if tool is not None:  # a tool fits, but the message lacks what it needs
             return clarifying_question(tool, request)
-        offered = ", ".join(self.bound_tools) or say(request.russian, "нет", "none")
+        named = [_title(t) if request.russian else t for t in self.bound_tools]
+        offered = ", ".join(named) or say(request.russian, "нет", "none")
         return say(
             request.russian,
             f"Я ассистент ss-tools (правила, без LLM). Не понял запрос; спросите «что ты умеешь?». "
