@@ -76,6 +76,7 @@ from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 from sstools_agent.domain.tool_routing import FOLLOW_UP, SEARCHING
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
+from sstools_agent.domain.wording import status_words
 
 # Words that name the seeded environments; an id in the page context is always understood.
 ENVIRONMENT_WORDS: Final = {
@@ -1189,7 +1190,8 @@ def _unavailable_answer(tool: str, kept_out: _KeptOut, r: _Request) -> str:
     page = r.page.get("objectType") or "—"
     return say(
         r.russian,
-        f"На странице объекта «{page}» это недоступно: {label}. Откройте страницу нужного "
+        f"На странице {status_words('page_of', page, True)} это недоступно: {label}. Откройте "
+        "страницу нужного "
         f"объекта или страницу без объекта.{_related_datasets(r)}",
         f"Not available on a {page} page: {label}. Open the page of the right object, or a "
         f"page without one.{_related_datasets(r)}",

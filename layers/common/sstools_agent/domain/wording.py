@@ -78,6 +78,11 @@ STATUS_WORDS: Final[Mapping[str, Mapping[str, Words]]] = {
         "create": ("будет создан", "create"),
         "update": ("будет обновлён", "update"),
     },
+    "page_of": {
+        "dashboard": ("дашборда", "dashboard"),
+        "dataset": ("датасета", "dataset"),
+        "migration": ("миграции", "migration"),
+    },
     "access": {
         "read": ("чтение", "read"),
         "write": ("запись", "write"),
