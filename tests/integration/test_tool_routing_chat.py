@@ -104,7 +104,7 @@ async def test_the_status_of_this_dashboard_is_answered_from_the_prefetch(
     assert not [e for e in events if e.type is EventType.TOOL_START]
     assert stack.upstream.plan.requests("GET", DASHBOARDS_OF_SS_DEV) == 1
     text = answer(events)
-    for fact in ("Отчёт по энергопотреблению", "git-статус", "behind", "валидация"):
+    for fact in ("Отчёт по энергопотреблению", "git-статус", "отстаёт", "валидация"):
         assert fact in text, text
     assert "search_dashboards" not in model.bindings[0]
     assert "show_capabilities" in model.bindings[0]

@@ -13,11 +13,16 @@ from playwright.sync_api import Route, expect
 
 from local.browser import AgentPage, PageStack, another_tab
 from local.fault_injection import Fault, FaultKind
+from sstools_agent.domain.glossary import tool_label
 from tests.support.seed import DASHBOARD_10_LINK
 
 Tabs = Callable[[PageStack, str], AgentPage]
 STATUS = "какой статус у этого дашборда?"
 LONG = "что ты умеешь?"  # the longest offline answer: a list of tools, streamed word by word
+FIRST_TOOL = tool_label("show_capabilities")
+"""The first tool that answer lists, in the words a person reads."""
+TAIL = "Ещё доступно:"
+"""Where that answer's last paragraph starts (the tools kept out of this page)."""
 
 
 def test_a_model_outage_shows_the_error_card_and_retry_answers(site: PageStack, tabs: Tabs):
@@ -64,6 +69,9 @@ def test_an_upstream_failure_shows_a_crossed_tool_card_with_the_detail(site: Pag
     expect(detail).not_to_have_attribute("open", "")
     detail.locator("summary").click()
     expect(detail).to_contain_text("500")
+    # and it is said once: the answer does not repeat the card's sentence
+    for bubble in tab.by("message-assistant").all():
+        assert "результата нет" not in bubble.inner_text(), bubble.inner_text()
     tab.screenshot("tool-error")
 
 
@@ -133,15 +141,15 @@ def test_a_write_that_may_have_applied_offers_its_status_check_never_retry(
 
 def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack, tabs: Tabs):
     # the answer holds after its first tool's name for a minute: only a stop can end it sooner
-    site.model.knobs.hold_after = "show_capabilities"
+    site.model.knobs.hold_after = FIRST_TOOL
     try:
         tab = tabs(site, site.token("engineer")).open()
         tab.send(LONG)
-        expect(tab.by("message-assistant").last).to_contain_text("show_capabilities")
+        expect(tab.by("message-assistant").last).to_contain_text(FIRST_TOOL)
         tab.by("stop").click()
         tab.wait_answered()
         stopped = tab.last_answer()
-        assert "superset_explore_database" not in stopped  # the tail never came
+        assert TAIL not in stopped  # the tail never came
         # the conversation is not held: the next message is answered
         site.model.knobs.hold_after = None
         site.model.knobs.token_delay_s = 0.0
@@ -159,7 +167,7 @@ def test_a_reload_mid_answer_keeps_what_was_said_and_marks_it_cut_off(site: Page
     try:
         tab = tabs(site, site.token("engineer")).open()
         tab.send(LONG)
-        expect(tab.by("message-assistant").last).to_contain_text("show_capabilities")
+        expect(tab.by("message-assistant").last).to_contain_text(FIRST_TOOL)
         # When the user reloads while the answer streams (the server sees the connection go and
         # stops the run: nothing streams to nobody)
         tab.page.reload()
@@ -168,7 +176,7 @@ def test_a_reload_mid_answer_keeps_what_was_said_and_marks_it_cut_off(site: Page
         # it got, marked as cut off, never passed off as complete; and the user can go on
         expect(tab.by("message-user")).to_have_count(1)
         answer = tab.by("message-assistant").last
-        expect(answer).to_contain_text("show_capabilities")
+        expect(answer).to_contain_text(FIRST_TOOL)
         expect(answer).to_contain_text("ответ прерван")
         expect(tab.by("error-card")).to_have_count(0)
         site.model.knobs.token_delay_s = 0.0
@@ -205,7 +213,7 @@ def test_a_second_tab_on_the_same_conversation_waits_for_the_first(site: PageSta
         second.wait_ready()
         # When the first tab is answering and the user sends from the second
         first.send(LONG)
-        expect(first.by("message-assistant").last).to_contain_text("show_capabilities")
+        expect(first.by("message-assistant").last).to_contain_text(FIRST_TOOL)
         second.send("какие есть окружения?")
         # Then the second says another tab is answering, keeps the text, and does not send
         expect(second.by("busy-notice")).to_be_visible(timeout=10_000)
@@ -229,7 +237,7 @@ def test_a_tab_opened_as_an_answer_ends_shows_the_whole_answer(site: PageStack, 
         token = site.token("engineer")
         first = tabs(site, token).open()
         first.send(LONG)
-        expect(first.by("message-assistant").last).to_contain_text("show_capabilities")
+        expect(first.by("message-assistant").last).to_contain_text(FIRST_TOOL)
         conversation = first.conversation_id()
         # Given a second tab opens the conversation while the first is answering, and the answer
         # ends while the second tab is loading it (here: just before it reads whether a turn runs)
@@ -245,7 +253,7 @@ def test_a_tab_opened_as_an_answer_ends_shows_the_whole_answer(site: PageStack, 
         first.wait_answered(timeout_ms=40_000)
         # Then the second tab shows the question and the whole answer, not the question alone
         expect(second.by("message-user")).to_have_count(1)
-        expect(second.by("message-assistant").last).to_contain_text("superset_explore_database")
+        expect(second.by("message-assistant").last).to_contain_text(TAIL)
         expect(second.by("message-assistant").last).not_to_contain_text("ответ прерван")
     finally:
         site.model.knobs.token_delay_s = 0.01

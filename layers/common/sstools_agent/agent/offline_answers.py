@@ -12,8 +12,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from sstools_agent.domain.plan_types import when
+from sstools_agent.domain.glossary import tool_label
 from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.wording import counted, moment_in_words, status_words
 
 Answer = Callable[[dict[str, Any], bool], str | None]
 MAX_LISTED: Final = 5
@@ -53,7 +54,10 @@ def dashboard_facts(d: dict[str, Any], russian: bool) -> str:
         russian, "замечаний нет", "no issues"
     )
     owners = ", ".join(str(o) for o in items(d.get("owners"))) or "—"
-    checked = validation.get("checked_at")
+    checked = validation.get("checked_at") and moment_in_words(validation["checked_at"], russian)
+    at = change.get("at") and moment_in_words(change["at"], russian)
+    git_status = status_words("git", git.get("status"), russian)
+    validated = status_words("validation", validation.get("status"), russian)
     published = d.get("published")
     published_ru = (
         "" if published is None else ("; опубликован" if published else "; не опубликован")
@@ -62,14 +66,14 @@ def dashboard_facts(d: dict[str, Any], russian: bool) -> str:
     return say(
         russian,
         f"Дашборд «{d.get('title')}» (id {d.get('id')}) в {d.get('environment')}: "
-        f"git-статус — {git.get('status')} (ветка {git.get('branch')}), "
-        f"последнее изменение — {change.get('at')} ({change.get('by')}), "
-        f"валидация — {validation.get('status')}{f' ({checked})' if checked else ''} "
+        f"git-статус — {git_status} (ветка {git.get('branch')}), "
+        f"последнее изменение — {at} ({change.get('by')}), "
+        f"валидация {f'от {checked} ' if checked else ''}— {validated} "
         f"({issues}); владельцы: {owners}{published_ru}.",
         f"Dashboard “{d.get('title')}” (id {d.get('id')}) in {d.get('environment')}: "
-        f"git status {git.get('status')} (branch {git.get('branch')}), "
-        f"last change {change.get('at')} by {change.get('by')}, "
-        f"validation {validation.get('status')}{f' on {checked}' if checked else ''} "
+        f"git status {git_status} (branch {git.get('branch')}), "
+        f"last change {at} by {change.get('by')}, "
+        f"validation {validated}{f' on {checked}' if checked else ''} "
         f"({issues}); owners: {owners}{published_en}.",
     )
 
@@ -86,7 +90,8 @@ def _dashboards(data: dict[str, Any], russian: bool) -> str | None:
     names = [f"«{d.get('title')}» (id {d.get('id')})" for d in found]
     return say(
         russian,
-        f"Найдено дашбордов в {data.get('environment')}: {total}. {_listed(names, total, True)}.",
+        f"В {data.get('environment')} {_found(total)} {counted(total, 'dashboard', True)}: "
+        f"{_listed(names, total, True)}.",
         f"Found {total} dashboards in {data.get('environment')}: {_listed(names, total, False)}.",
     )
 
@@ -111,6 +116,11 @@ def _no_dashboards(data: dict[str, Any], russian: bool) -> str:
     return say(russian, f"Дашборды{in_ru} не найдены.", f"No dashboards found{in_en}.")
 
 
+def _found(total: int) -> str:
+    """«найден 1 дашборд», «найдено 5 дашбордов»: the verb agrees with the count."""
+    return "найден" if counted(total, "dashboard", True).endswith("дашборд") else "найдено"
+
+
 def _rows_ru(count: Any) -> str:
     return f"; строк: {count}" if count is not None else ""
 
@@ -132,12 +142,12 @@ def _dataset(data: dict[str, Any], russian: bool) -> str | None:
     return say(
         russian,
         f"Датасет {d.get('schema')}.{d.get('table_name')} (id {d.get('id')}) в "
-        f"{d.get('environment')}: статус ревью — {review.get('status')}"
+        f"{d.get('environment')}: ревью — {status_words('review', review.get('status'), True)}"
         f"{f' ({reviewer})' if reviewer else ''} (замечания: {comments}); "
         f"колонки без маппинга: {unmapped}; зависимости: дашборды {dashboards}, "
         f"источники {sources}{_rows_ru(d.get('row_count'))}.",
         f"Dataset {d.get('schema')}.{d.get('table_name')} (id {d.get('id')}) in "
-        f"{d.get('environment')}: review status {review.get('status')}"
+        f"{d.get('environment')}: review {status_words('review', review.get('status'), False)}"
         f"{f' by {reviewer}' if reviewer else ''} (remarks: {comments}); "
         f"unmapped columns: {unmapped}; dependencies: dashboards {dashboards}, sources {sources}"
         f"{_rows_en(d.get('row_count'))}.",
@@ -161,14 +171,7 @@ def _databases(data: dict[str, Any], russian: bool) -> str | None:
 
 def _charts_ru(count: Any) -> str:
     """«1 график», «2 графика», «5 графиков»; «— графиков» when the upstream gave no count."""
-    if not isinstance(count, int):
-        return "— графиков"
-    n = count
-    if n % 10 == 1 and n % 100 != 11:
-        return f"{n} график"
-    if n % 10 in (2, 3, 4) and n % 100 not in (12, 13, 14):
-        return f"{n} графика"
-    return f"{n} графиков"
+    return counted(count, "chart", True) if isinstance(count, int) else "— графиков"
 
 
 def _health(data: dict[str, Any], russian: bool) -> str | None:
@@ -182,7 +185,8 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
     lines = [
         say(
             russian,
-            f"«{i.get('title')}» (id {i.get('dashboard_id')}): {i.get('status')}, "
+            f"«{i.get('title')}» (id {i.get('dashboard_id')}): "
+            f"{status_words('health', i.get('status'), True)}, "
             f"{_charts_ru(i.get('failing_charts'))} с ошибками, "
             f"медленных запросов: {i.get('slow_queries', 0)}",
             f"“{i.get('title')}” (id {i.get('dashboard_id')}): {i.get('status')}, "
@@ -244,38 +248,17 @@ def _url(environment: Mapping[str, Any]) -> str:
     return f", {url}" if url else ""
 
 
-_TIERS_RU: Final = {"dev": "разработка", "staging": "предрелизное", "prod": "рабочее"}
-
-
 def _environments(data: dict[str, Any], russian: bool) -> str | None:
     if "environments" not in data:
         return None
     found = items(data["environments"])
     if russian:
         envs = [
-            f"{e.get('id')} — уровень {e.get('tier')} ({_TIERS_RU.get(str(e.get('tier')), '—')})"
-            f"{_url(e)}"
-            for e in found
+            f"{e.get('id')} — {status_words('tier', e.get('tier'), True)}{_url(e)}" for e in found
         ]
-        return f"Окружений ss-tools: {len(envs)}. " + "; ".join(envs) + "."
+        return f"ss-tools ведёт {counted(len(envs), 'environment', True)}: " + "; ".join(envs) + "."
     envs = [f"{e.get('id')} (tier {e.get('tier')}{_url(e)})" for e in found]
     return f"ss-tools manages {len(envs)} environments: {', '.join(envs)}."
-
-
-_STATUS_RU: Final = {
-    "planned": "запланирована",
-    "running": "выполняется",
-    "done": "выполнена",
-    "failed": "завершилась ошибкой",
-}
-
-
-_COUNTED_RU: Final = {
-    "planned": "запланировано",
-    "running": "выполняется",
-    "done": "выполнено",
-    "failed": "с ошибкой",
-}
 
 
 def _migration_line(m: dict[str, Any], russian: bool) -> str:
@@ -283,7 +266,7 @@ def _migration_line(m: dict[str, Any], russian: bool) -> str:
     return say(
         russian,
         f"№{m.get('id')} «{m.get('title')}» из {m.get('source_env_id')} в {m.get('target_env_id')}"
-        f" — {_STATUS_RU.get(str(status), status)} ({status})",
+        f" — {status_words('migration', status, True)}",
         f"#{m.get('id')} “{m.get('title')}” {m.get('source_env_id')} → {m.get('target_env_id')}: "
         f"{m.get('status')}",
     )
@@ -297,29 +280,25 @@ def _migrations(data: dict[str, Any], russian: bool) -> str | None:
     lines = [_migration_line(m, russian) for m in found]
     asked = data.get("status")
     if isinstance(asked, str):  # the upstream filtered by the status the user named
-        named = _STATUS_RU.get(asked, asked)
+        named = status_words("migrations", asked, True)
         if not lines:
-            return say(
-                russian, f"Миграций со статусом {asked} ({named}) нет.", f"No {asked} migrations."
-            )
+            return say(russian, f"Миграций со статусом «{named}» нет.", f"No {asked} migrations.")
         return say(
             russian,
-            f"Миграций со статусом {asked} ({named}): {total}. {_listed(lines, total, True)}.",
+            f"Миграций со статусом «{named}»: {total}. {_listed(lines, total, True)}.",
             f"{total} {asked} migrations: {_listed(lines, total, False)}.",
         )
     narrowed = data.get(NARROWED)
     if isinstance(narrowed, dict) and narrowed.get("statuses"):
         statuses = ", ".join(str(s) for s in narrowed["statuses"])
-        named = ", ".join(_STATUS_RU.get(str(s), str(s)) for s in narrowed["statuses"])
-        counted = sorted(narrowed.get("counts", {}).items())
+        named = ", ".join(status_words("migration", s, True) for s in narrowed["statuses"])
+        tally = sorted(narrowed.get("counts", {}).items())
         head = say(
             russian,
             f"Всего миграций: {narrowed['of']} ("
-            + ", ".join(f"{_COUNTED_RU.get(s, s)} {n}" for s, n in counted)
+            + ", ".join(f"{status_words('migrations', s, True)} {n}" for s, n in tally)
             + ")",
-            f"{narrowed['of']} migrations in all ("
-            + ", ".join(f"{s} {n}" for s, n in counted)
-            + ")",
+            f"{narrowed['of']} migrations in all (" + ", ".join(f"{s} {n}" for s, n in tally) + ")",
         )
         if not lines:
             return say(
@@ -334,7 +313,7 @@ def _migrations(data: dict[str, Any], russian: bool) -> str | None:
         )
     return say(
         russian,
-        f"Миграций: {total}. {_listed(lines, total, True)}.",
+        f"{counted(total, 'migration', True)}: {_listed(lines, total, True)}.",
         f"{total} migrations: {_listed(lines, total, False)}.",
     )
 
@@ -342,12 +321,16 @@ def _migrations(data: dict[str, Any], russian: bool) -> str | None:
 def _migration_plan(data: dict[str, Any], russian: bool) -> str | None:
     if "objects" not in data or not isinstance(data.get("migration"), dict):
         return None
-    steps = [f"{o.get('dashboard_id')}: {o.get('action')}" for o in items(data["objects"])]
+    steps = [
+        f"{o.get('dashboard_id')} — {status_words('plan_action', o.get('action'), russian)}"
+        for o in items(data["objects"])
+    ]
     conflicts = len(items(data.get("conflicts")))
     return say(
         russian,
         f"План миграции {_migration_line(data['migration'], True)}. Дашборды: "
-        f"{', '.join(steps)}. " + (f"Конфликтов: {conflicts}." if conflicts else "Конфликтов нет."),
+        f"{', '.join(steps)}. "
+        + (f"{counted(conflicts, 'conflict', True)}." if conflicts else "Конфликтов нет."),
         f"Plan of migration {_migration_line(data['migration'], False)}. Dashboards: "
         f"{', '.join(steps)}. " + (f"Conflicts: {conflicts}." if conflicts else "No conflicts."),
     )
@@ -367,11 +350,13 @@ def _migration_run(data: dict[str, Any], russian: bool) -> str | None:
 def _deployed(data: dict[str, Any], russian: bool) -> str | None:
     if "deployed" not in data:
         return None
-    ids = ", ".join(str(i) for i in items(data["deployed"]))
+    deployed = items(data["deployed"])
+    ids = ", ".join(str(i) for i in deployed)
+    what = f"дашборд {ids} задеплоен" if len(deployed) == 1 else f"дашборды {ids} задеплоены"
     return say(
         russian,
-        f"Готово: дашборды {ids} задеплоены в {data.get('target_env_id')} "
-        f"(задача {data.get('task_id')}, статус {data.get('status')}).",
+        f"Готово: {what} в {data.get('target_env_id')} "
+        f"(задача {data.get('task_id')} {status_words('task', data.get('status'), True)}).",
         f"Done: dashboards {ids} deployed to {data.get('target_env_id')} "
         f"(task {data.get('task_id')}, status {data.get('status')}).",
     )
@@ -383,7 +368,8 @@ def _validation(data: dict[str, Any], russian: bool) -> str | None:
     issues = _quoted(items(data["issues"]), russian) or say(russian, "замечаний нет", "no issues")
     return say(
         russian,
-        f"Ревью дашборда {data['dashboard_id']}: {data.get('status')} ({issues}); "
+        f"Ревью дашборда {data['dashboard_id']}: "
+        f"{status_words('validation', data.get('status'), True)} ({issues}); "
         f"задача {data.get('task_id')}.",
         f"The review of dashboard {data['dashboard_id']} is finished with the status "
         f"{data.get('status')}. What it found: {issues} (task {data.get('task_id')}).",
@@ -427,9 +413,8 @@ def _commit(data: dict[str, Any], russian: bool) -> str | None:
 def _grants(data: dict[str, Any], russian: bool) -> str | None:
     if "grants" not in data:
         return None
-    access_ru = {"read": "чтение", "write": "запись"}
     grants = [
-        f"роль {g.get('role')} — {access_ru.get(str(g.get('access')), g.get('access'))} "
+        f"роль {g.get('role')} — {status_words('access', g.get('access'), True)} "
         f"(датасет {g.get('dataset_id')})"
         if russian
         else f"role {g.get('role')} — {g.get('access')} (dataset {g.get('dataset_id')})"
@@ -438,7 +423,8 @@ def _grants(data: dict[str, Any], russian: bool) -> str | None:
     total = int(data.get("total", len(grants)))
     return say(
         russian,
-        f"Права в {data.get('environment')}: {total}. {_listed(grants, total, True)}.",
+        f"В {data.get('environment')} {counted(total, 'grant', True)}: "
+        f"{_listed(grants, total, True)}.",
         f"{total} grants in {data.get('environment')}: {_listed(grants, total, False)}.",
     )
 
@@ -498,28 +484,22 @@ def _backup(data: dict[str, Any], russian: bool) -> str | None:
     return say(
         russian,
         f"Резервная копия окружения {data.get('environment')} создана: id {backup.get('id')}, "
-        f"статус {backup.get('status')}, {backup.get('created_at')}.",
+        f"{status_words('backup', backup.get('status'), True)}, "
+        f"{moment_in_words(backup.get('created_at'), True)}.",
         f"Backup of {data.get('environment')} created: id {backup.get('id')}, "
-        f"status {backup.get('status')}, {backup.get('created_at')}.",
+        f"status {backup.get('status')}, {moment_in_words(backup.get('created_at'), False)}.",
     )
 
 
-_MAINTENANCE_STATUS_RU: Final = {
-    "active": "идёт",
-    "finished": "завершено",
-    "planned": "запланировано",
-}
-
-
 def _maintenance_line(e: dict[str, Any], russian: bool) -> str:
-    when = e.get("starts_at") or "—"
+    when = moment_in_words(e["starts_at"], russian) if e.get("starts_at") else "—"
     minutes = e.get("duration_minutes")
     status = str(e.get("status"))
     if russian:
         length = f", {minutes} мин" if minutes else ""
         return (
-            f"№{e.get('id')} «{e.get('reason')}», начало {when}{length}, статус — "
-            f"{_MAINTENANCE_STATUS_RU.get(status, status)} ({status})"
+            f"№{e.get('id')} «{e.get('reason')}», начало {when}{length} — "
+            f"{status_words('maintenance', status, True)}"
         )
     length = f", {minutes} min" if minutes else ""
     return f"№{e.get('id')} “{e.get('reason')}”, starts {when}{length}, status {status}"
@@ -556,31 +536,18 @@ def _maintenance_event(data: dict[str, Any], russian: bool) -> str | None:
     )
 
 
-_TASK_STATUS_RU: Final = {
-    "queued": "в очереди",
-    "running": "ещё выполняется",
-    "done": "выполнена",
-    "failed": "завершилась ошибкой",
-}
-_TASK_KIND_RU: Final = {
-    "deploy": "деплой",
-    "validation": "проверка",
-    "documentation": "документация",
-    "migration": "миграция",
-    "backup": "резервная копия",
-}
-
-
 def _task(data: dict[str, Any], russian: bool) -> str | None:
     if "kind" not in data or "status" not in data:
         return None
     result = data.get("result")
-    tail = say(russian, f", результат: {result}", f", result: {result}") if result else ""
+    # A result in words (a structured one is the card's to show)
+    said = status_words("result", result, russian) if isinstance(result, str) else ""
+    tail = say(russian, f", результат: {said}", f", result: {said}") if said else ""
     kind, status = str(data["kind"]), str(data["status"])
     return say(
         russian,
-        f"Задача {data.get('id')} ({_TASK_KIND_RU.get(kind, kind)}): "
-        f"{_TASK_STATUS_RU.get(status, status)} ({status}){tail}.",
+        f"Задача {data.get('id')} ({status_words('task_kind', kind, True)}): "
+        f"{status_words('task', status, True)}{tail}.",
         f"Task {data.get('id')} ({data['kind']}): status {data['status']}{tail}.",
     )
 
@@ -591,21 +558,22 @@ def _capabilities(data: dict[str, Any], russian: bool) -> str | None:
         return None
     groups: dict[str, list[str]] = {"read": [], "write": []}
     for tool in tools:
-        spec = CATALOG.get(str(tool.get("name")))
-        label = spec.label_ru if russian and spec is not None else tool.get("description")
-        groups.setdefault(str(tool.get("operation")), []).append(f"- {tool.get('name')}: {label}")
+        name = str(tool.get("name"))
+        # The catalog's words, never the tool's id (a person reads this list)
+        label = tool_label(name) if russian else str(tool.get("description", name))
+        groups.setdefault(str(tool.get("operation")), []).append(f"- {label}")
     reads, writes = "\n".join(groups["read"]), "\n".join(groups["write"])
     head = say(
         russian,
-        f"Вот что я могу здесь (роль {data['role']}):\nСмотреть:\n{reads}",
-        f"Here is what I can do here (role {data['role']}):\nLook up:\n{reads}",
+        f"Вот что я могу здесь (ваша роль — {data['role']}).\n\nСмотреть:\n{reads}",
+        f"Here is what I can do here (your role: {data['role']}).\n\nLook up:\n{reads}",
     )
     if not writes:
         return head
     return head + say(
         russian,
-        f"\nИзменять (каждое изменение — после вашего подтверждения):\n{writes}",
-        f"\nChange (each change after your confirmation):\n{writes}",
+        f"\n\nИзменять (каждое изменение — после вашего подтверждения):\n{writes}",
+        f"\n\nChange (each change after your confirmation):\n{writes}",
     )
 
 
@@ -666,13 +634,14 @@ def _generic(tool: str, data: Any, russian: bool) -> str:
     fields = data if isinstance(data, dict) else {}
     environment = fields.get("environment")
     heading = title[:1].upper() + title[1:] + (f" ({environment})" if environment else "")
-    listed = next((items(v) for v in fields.values() if items(v)), items(data))
-    entries = [_item_line(each, russian) for each in listed if isinstance(each, dict)]
+    key, listed = next(((k, items(v)) for k, v in fields.items() if items(v)), ("", items(data)))
+    kind = key.removesuffix("s")  # «backups»: each a backup, its status a backup's
+    entries = [_item_line(each, kind, russian) for each in listed if isinstance(each, dict)]
     if entries:
         return f"{heading}: {_listed(entries, len(listed), russian)}."
     if listed == [] and any(isinstance(v, list) for v in fields.values()):
         return heading + say(russian, ": пусто.", ": none.")
-    facts = ", ".join(f"{k}: {_fact(k, v, russian)}" for k, v in fields.items() if _scalar(v))
+    facts = ", ".join(f"{k}: {_fact(k, v, '', russian)}" for k, v in fields.items() if _scalar(v))
     return f"{heading}. {facts[:300]}".strip()
 
 
@@ -680,16 +649,19 @@ def _scalar(value: Any) -> bool:
     return isinstance(value, str | int | float | bool) and value != ""
 
 
-def _fact(key: str, value: Any, russian: bool) -> str:
-    """A value as a person reads it: a time in words («29 ноября 03:00 UTC»)."""
+def _fact(key: str, value: Any, kind: str, russian: bool) -> str:
+    """A value as a person reads it: a time in words («29 ноября 03:00 UTC»), a status in
+    words («готова»)."""
     if key.endswith("_at") and isinstance(value, str):
-        return when(value) if russian else value.replace("T", " ").replace(":00Z", " UTC")
+        return moment_in_words(value, russian)
+    if key == "status" and isinstance(value, str):
+        return status_words(kind, value, russian)
     return str(value)
 
 
-def _item_line(entry: dict[str, Any], russian: bool) -> str:
+def _item_line(entry: dict[str, Any], kind: str, russian: bool) -> str:
     """«#706 — 29 ноября 03:00 UTC, done»: an item's id, then its short facts."""
-    facts = [_fact(k, v, russian) for k, v in entry.items() if k != "id" and _scalar(v)]
+    facts = [_fact(k, v, kind, russian) for k, v in entry.items() if k != "id" and _scalar(v)]
     ident = f"#{entry['id']}" if _scalar(entry.get("id")) else ""
     return " — ".join(part for part in (ident, ", ".join(facts[:3])) if part)
 

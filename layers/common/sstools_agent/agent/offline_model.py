@@ -71,12 +71,12 @@ from sstools_agent.domain.attachment_content import (
     without_attachment_blocks,
 )
 from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation, ToolSpec
-from sstools_agent.domain.errors import WRITE_STATUS_UNKNOWN_MESSAGE
-from sstools_agent.domain.glossary import tool_label
+from sstools_agent.domain.glossary import ARGUMENT_LABELS, tool_label
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 from sstools_agent.domain.tool_routing import FOLLOW_UP, SEARCHING
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
+from sstools_agent.domain.wording import status_words
 
 # Words that name the seeded environments; an id in the page context is always understood.
 ENVIRONMENT_WORDS: Final = {
@@ -1022,7 +1022,10 @@ def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> st
             text = _text_of(message)
             if not text.rstrip().endswith("?"):
                 return None
-            return next((tool for tool in bound if f"({tool})" in text), None)
+            return next(
+                (tool for tool in bound if f"«{_label(tool, True)}»" in text),
+                next((tool for tool in bound if _label(tool, False) in text), None),
+            )
     return None
 
 
@@ -1140,9 +1143,9 @@ def _label(tool: str, russian: bool) -> str:
     spec = CATALOG.get(tool)
     if spec is None:
         return tool
-    # The name in parentheses lets the next turn know which tool a question was about
-    described = spec.label_ru if russian else spec.description.rstrip(".").lower()
-    return f"{described} ({tool})"
+    # In words only: the next turn finds the tool a question was about by these words
+    # (`_clarified_tool`), as a person would
+    return spec.label_ru if russian else spec.description.rstrip(".").lower()
 
 
 def _page_object_issues(data: Any, r: _Request) -> str:
@@ -1178,12 +1181,19 @@ def _kept_out_note(kept_out: Mapping[str, _KeptOut], russian: bool) -> str:
     here, by why), so a capabilities answer on a bare page still shows the whole service."""
     by_rule: dict[str, list[str]] = {}
     for tool, why in kept_out.items():
-        by_rule.setdefault(why.rule, []).append(tool)
+        by_rule.setdefault(why.rule, []).append(_title(tool) if russian else _label(tool, False))
     words = _KEPT_OUT_RU if russian else _KEPT_OUT_EN
     lines = [f"- {words.get(rule, rule)}: {', '.join(tools)}" for rule, tools in by_rule.items()]
     if not lines:
         return ""
-    return say(russian, "Ещё доступно:\n", "Also available:\n") + "\n".join(lines)
+    # A paragraph of its own: glued to the list above, it would read as its last item
+    return "\n\n" + say(russian, "Ещё доступно:\n", "Also available:\n") + "\n".join(lines)
+
+
+def _title(tool: str) -> str:
+    """«поиск дашбордов»: the catalog's short name of a tool, within a sentence."""
+    title = tool_label(tool)
+    return title[:1].lower() + title[1:] if title[1:2].islower() else title
 
 
 def _unavailable_answer(tool: str, kept_out: _KeptOut, r: _Request) -> str:
@@ -1213,7 +1223,8 @@ def _unavailable_answer(tool: str, kept_out: _KeptOut, r: _Request) -> str:
     page = r.page.get("objectType") or "—"
     return say(
         r.russian,
-        f"На странице объекта «{page}» это недоступно: {label}. Откройте страницу нужного "
+        f"На странице {status_words('page_of', page, True)} это недоступно: {label}. Откройте "
+        "страницу нужного "
         f"объекта или страницу без объекта.{_related_datasets(r)}",
         f"Not available on a {page} page: {label}. Open the page of the right object, or a "
         f"page without one.{_related_datasets(r)}",
@@ -1274,7 +1285,10 @@ def clarifying_question(tool: str, r: _Request) -> str:
             f"{already}Which environment should {label} target: {options}?",
         )
     words = [
-        _ARGUMENT_WORDS.get(name, (name, name))[0 if r.russian else 1] for name in missing
+        _ARGUMENT_WORDS.get(name, (ARGUMENT_LABELS.get(name, name).lower(), name))[
+            0 if r.russian else 1
+        ]
+        for name in missing
     ] or [say(r.russian, "объект", "the object")]
     return say(
         r.russian,
@@ -1301,17 +1315,10 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         return say(russian, "", "Understood: the operation was cancelled, nothing ran.")
     # The last line: a note about an edited call (`with_edit_notes`) comes before the result
     detail = _text_of(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
-    if not russian:
-        return f"{tool} failed: {detail}"
-    # In words, as the tool card says it (its details hold the upstream's own); a write whose
-    # status is unknown says so: it may have changed something
-    if WRITE_STATUS_UNKNOWN_MESSAGE in detail:
-        what = "статус операции неизвестен — проверьте статус, прежде чем повторять"
-    elif "no answer within" in detail:
-        what = "ss-tools не ответил вовремя, результата нет"
-    else:
-        what = "ss-tools ответил ошибкой, результата нет"
-    return f"Не получилось: «{tool_label(tool)}» — {what}."
+    # The failed tool card says, in Russian, what happened and what to do (and that a write
+    # whose status is unknown may have applied): a Russian answer does not say it twice; an
+    # English one says it in English
+    return say(russian, "", f"{tool} failed: {detail}")
 
 
 class OfflineChatModel(BaseChatModel):
@@ -1431,7 +1438,8 @@ class OfflineChatModel(BaseChatModel):
     def _no_tool_answer(self, tool: str | None, request: _Request) -> str:
         if tool is not None:  # a tool fits, but the message lacks what it needs
             return clarifying_question(tool, request)
-        offered = ", ".join(self.bound_tools) or say(request.russian, "нет", "none")
+        named = [_title(t) if request.russian else t for t in self.bound_tools]
+        offered = ", ".join(named) or say(request.russian, "нет", "none")
         return say(
             request.russian,
             f"Я ассистент ss-tools (правила, без LLM). Не понял запрос; спросите «что ты умеешь?». "

@@ -2,7 +2,8 @@
 argument's, one home for both, exported for the /agent page (`make schema` writes
 `web/src/lib/generated/glossary.json`), so a card names «Деплой дашбордов в другое окружение»
 and «Дашборды», never `deploy_dashboard` or `dashboard_ids` (those stay in a tooltip and in the
-arguments' disclosure).
+arguments' disclosure). The words for the upstream's values (statuses, counts, times) are in
+`wording.py`, which the plans use too (this module reads the catalog; the plans are part of it).
 """
 
 from __future__ import annotations

@@ -12,26 +12,12 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Final, Protocol
+
+from sstools_agent.domain.wording import moment_in_words
 
 MAX_PLAN_LINES: Final = 12
 """Lines a card lists; the rest is counted («… и ещё 5 дашбордов»)."""
-
-_MONTHS: Final = (
-    "января",
-    "февраля",
-    "марта",
-    "апреля",
-    "мая",
-    "июня",
-    "июля",
-    "августа",
-    "сентября",
-    "октября",
-    "ноября",
-    "декабря",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +94,7 @@ def unread_line(why: str) -> str:
 
 def when(stamp: Any) -> str:
     """«4 ноября 10:15 UTC» of an ISO stamp; the text as it is when it is none."""
-    try:
-        moment = datetime.fromisoformat(str(stamp))
-    except ValueError:
-        return str(stamp)
-    return f"{moment.day} {_MONTHS[moment.month - 1]} {moment:%H:%M} UTC"
+    return moment_in_words(stamp)
 
 
 def changed(dashboard: Mapping[str, Any]) -> str:
