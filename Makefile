@@ -10,6 +10,7 @@ SAM_VENV := $(VENV)/sam
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 
 .PHONY: test lint typecheck unit docs eval run token lock clean bench web web-test schema chromium \
+	screenshots \
 	ag-ui-client gradio-client llvm-strip
 
 # The /agent page (web/): npm ci from its lock, then a build whenever a source changed. `dist-local`
@@ -135,6 +136,10 @@ lock: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache web/node_modules web/dist web/dist-local \
 		tests/ag_ui_client/node_modules tests/gradio_client/node_modules
+
+## screenshots: docs/page.md's pictures, taken by the browser tests that reach each state
+screenshots: $(STAMP) web chromium
+	PYTHONPATH=layers/common:. $(BIN)/python scripts/docs_screenshots.py
 
 ## bench: figures for the agent runtime, measured side by side (prints; asserts nothing)
 bench: export POWERTOOLS_METRICS_DISABLED = true

@@ -145,8 +145,6 @@ def main() -> int:
     configure_environment()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    # The translator warns of its own feature toggles on every translation: nothing to act on.
-    logging.getLogger("samtranslator").setLevel(logging.ERROR)
     # Imported after the environment is set: settings are read once, at entry.
     from moto.server import ThreadedMotoServer  # noqa: PLC0415
 

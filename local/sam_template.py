@@ -8,6 +8,7 @@ result with cfn-lint.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -18,6 +19,10 @@ from samtranslator.model.exceptions import InvalidDocumentException
 from samtranslator.parser.parser import Parser
 from samtranslator.translator.translator import Translator
 from samtranslator.yaml_helper import yaml_parse
+
+# The translator warns of its own feature toggles on every translation (on make run's and make
+# eval's consoles): nothing a reader of the template can act on.
+logging.getLogger("samtranslator").setLevel(logging.ERROR)
 
 TEMPLATE_PATH: Final = Path(__file__).resolve().parent.parent / "template.yaml"
 CHECK_REGION: Final = "eu-central-1"

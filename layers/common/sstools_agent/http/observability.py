@@ -20,7 +20,8 @@ from enum import StrEnum
 from typing import Any, Final, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricResolution, MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from fastapi import Request, Response
 
 from sstools_agent.settings import TracingSettings
@@ -41,6 +42,26 @@ class MetricName(StrEnum):
     """Tool calls of a live turn that ended in `tool_error` (failed, not run, outcome unknown)."""
     CONFIRMATIONS_EXPIRED = "ConfirmationsExpired"
     """Confirmation cards whose timer ran out, one per expiry event about an expired card."""
+
+
+class QuietMetrics(Metrics):
+    """Powertools' Metrics, keeping nothing while metrics are disabled (`make run`, `make eval`,
+    the tests): a disabled flush leaves the set in place, and at 100 values Powertools prints it
+    all the same (and a flush of nothing warns), so a long local run printed EMF blobs."""
+
+    def add_metric(
+        self,
+        name: str,
+        unit: MetricUnit | str,
+        value: float,
+        resolution: MetricResolution | int = 60,
+    ) -> None:
+        if not is_metrics_disabled():
+            super().add_metric(name, unit, value, resolution)
+
+    def flush_metrics(self, raise_on_empty_metrics: bool = False) -> None:
+        if not is_metrics_disabled():
+            super().flush_metrics(raise_on_empty_metrics)
 
 
 Middleware = Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]
@@ -66,7 +87,9 @@ class Observability:
         if tracing:  # a Tracer imports the X-Ray SDK when it is built: only when asked
             tracer = Tracer(service=service)
         return cls(
-            Logger(service=service), Metrics(namespace=METRICS_NAMESPACE, service=function), tracer
+            Logger(service=service),
+            QuietMetrics(namespace=METRICS_NAMESPACE, service=function),
+            tracer,
         )
 
     @contextlib.asynccontextmanager
