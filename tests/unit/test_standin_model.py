@@ -1,0 +1,138 @@
+"""The stand-in model's promises, phrasing aside: which tool it calls with which arguments, that it
+asks one question when a required argument is missing, never proposes a write for a question,
+never bends a value the user gave, and says plainly what it did not understand."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+
+from sstools_agent.agent.prefetch import PrefetchedObject
+from sstools_agent.agent.prompts import system_prompt
+from sstools_agent.agent.standin_model import StandinChatModel
+from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
+from sstools_agent.domain.tool_catalog import CATALOG
+from sstools_agent.domain.ui_context import UIContext, parse_ui_context
+
+TOOLS: list[BaseTool] = [
+    StructuredTool.from_function(
+        func=lambda **_: None, name=s.name, description=s.description, args_schema=s.args_model
+    )
+    for s in CATALOG
+]
+
+
+def page(kind: str | None, object_id: str | None, env: str = "ss-dev") -> UIContext:
+    context = parse_ui_context(
+        {"contextVersion": 1, "objectType": kind, "objectId": object_id, "objectName": "X",
+         "envId": env, "route": "/x"},
+        DEFAULT_ENVIRONMENTS,
+    )  # fmt: skip
+    assert isinstance(context, UIContext)
+    return context
+
+
+def reply(
+    *turns: BaseMessage | str,
+    context: UIContext | None = None,
+    summary: PrefetchedObject | None = None,
+    offered: tuple[str, ...] | None = None,
+) -> AIMessage:
+    tools = [t for t in TOOLS if offered is None or t.name in offered]
+    model = StandinChatModel().bind_tools(tools)
+    messages: list[BaseMessage] = [SystemMessage(system_prompt(context, summary))]
+    messages += [HumanMessage(t) if isinstance(t, str) else t for t in turns]
+    answer = model.invoke(messages)
+    assert isinstance(answer, AIMessage)
+    return answer
+
+
+def call(answer: AIMessage) -> tuple[str, dict[str, Any]]:
+    assert len(answer.tool_calls) == 1, answer.content
+    return answer.tool_calls[0]["name"], answer.tool_calls[0]["args"]
+
+
+@pytest.mark.parametrize(
+    ("said", "minutes"),
+    [("на час", 60), ("на 45 минут", 45), ("for a 45-minute window", 45), ("на полчаса", 30)],
+)
+def test_a_duration_is_taken_as_the_user_gave_it(said: str, minutes: int):
+    answer = reply(f"включи обслуживание {said}, причина «драйверы»", context=page(None, None))
+    assert call(answer) == (
+        "start_maintenance",
+        {"reason": "драйверы", "duration_minutes": minutes},
+    )
+
+
+def test_a_deploy_takes_the_page_object_and_the_named_target():
+    answer = reply("Задеплой этот дашборд на прод", context=page("dashboard", "42"))
+    assert call(answer) == (
+        "deploy_dashboard",
+        {"dashboard_ids": [42], "source_env_id": "ss-dev", "target_env_id": "prod"},
+    )
+
+
+def test_a_missing_target_is_one_question_with_the_choices_and_the_answer_completes_it():
+    context = page("dashboard", "42")
+    question = reply("выкати этот дашборд на дев", context=context)
+    assert not question.tool_calls
+    assert str(question.content).count("?") == 1
+    assert "staging" in str(question.content)
+    assert "prod" in str(question.content)
+    answer = reply("выкати этот дашборд на дев", question, "тогда в прод", context=context)
+    assert call(answer)[1]["target_env_id"] == "prod"
+
+
+def test_sql_in_a_code_span_is_sent_as_written_and_its_numbers_are_no_ids():
+    answer = reply("отформатируй `select a from b where id = 7`", context=page(None, None))
+    assert call(answer) == ("superset_format_sql", {"sql": "select a from b where id = 7"})
+
+
+def test_a_question_about_git_state_never_gets_a_commit_card():
+    summary = PrefetchedObject(
+        "search_dashboards",
+        {"dashboard_ids": [42]},
+        json.dumps({"dashboards": [{"id": 42, "git": {"status": "modified"}}]}),
+        1.0,
+    )
+    offered = ("show_capabilities", "commit_changes")
+    answer = reply(
+        "есть ли незакоммиченные изменения в этом дашборде?",
+        context=page("dashboard", "42"),
+        summary=summary,
+        offered=offered,
+    )
+    assert not answer.tool_calls
+    assert "modified" in str(answer.content)
+
+
+def test_what_it_did_not_understand_it_says_plainly_in_the_users_language():
+    russian = reply("привет, как погода?", context=page(None, None))
+    english = reply("tell me a joke", context=page(None, None))
+    assert not russian.tool_calls
+    assert "Не понял" in str(russian.content)
+    assert not english.tool_calls
+    assert "did not understand" in str(english.content)
+
+
+def test_a_tool_kept_from_the_user_is_explained_not_called():
+    answer = reply("Execute this migration", context=page(None, None), offered=())
+    assert not answer.tool_calls
+
+
+def test_an_answer_is_the_result_by_its_shape_in_the_users_language():
+    called = AIMessage(
+        "", tool_calls=[{"name": "list_environments", "args": {}, "id": "c1", "type": "tool_call"}]
+    )
+    result = ToolMessage(
+        json.dumps({"environments": [{"id": "prod", "tier": "prod"}]}),
+        tool_call_id="c1",
+        name="list_environments",
+    )
+    answer = reply("какие у нас окружения?", called, result, context=page(None, None))
+    assert "prod" in str(answer.content)
+    assert "окружени" in str(answer.content)
