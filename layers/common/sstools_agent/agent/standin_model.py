@@ -77,7 +77,7 @@ _REQUEST: Final = re.compile(
 )
 """A polite request asked as a question («можешь задеплоить …?») is a request."""
 _POINTER: Final = re.compile(
-    r"\b(?:эт\w+|его|её|ее|него|нему|ним|здесь|тут|this|it|its|here)\b", re.IGNORECASE
+    r"\b(?:эт\w+|его|её|ее|него|нему|ним|здесь|тут|там|this|it|its|here|there)\b", re.IGNORECASE
 )
 _ENV_FIELDS: Final = ("source_env_id", "target_env_id")
 _KEPT_OUT: Final = {
@@ -491,16 +491,38 @@ def _failure(message: ToolMessage, russian: bool) -> str:
     return read.say(russian, f"Не удалось: «{label}» — {detail}", f"{tool} failed: {detail}")
 
 
+def _page_item(turn: _Turn) -> dict[str, Any]:
+    """The page's object as its summary shows it (the item with the page's id, else the whole)."""
+    found: list[Any] = []
+    _found(turn.page_result, "id", found)
+    data = turn.page_result
+    items = [i for v in (data.values() if isinstance(data, dict) else []) if isinstance(v, list)
+             for i in v if isinstance(i, dict)]  # fmt: skip
+    page_id = str(turn.page.get("objectId"))
+    mine = [i for i in items if str(i.get("id")) == page_id]
+    return mine[0] if mine else (data if isinstance(data, dict) else {})
+
+
+def _also_from_page(turn: _Turn, args: Mapping[str, Any], data: Any) -> str:
+    """What the page's summary adds about the page's object to a result about it (the chart
+    errors behind a dashboard's health figures), as a model reading both would."""
+    if not turn.summary or str(turn.page.get("objectId")) not in read.inline(args, False):
+        return ""
+    shown = read.inline(data, turn.russian)
+    extra = {k: v for k, v in _page_item(turn).items() if f"`{k}`" not in shown}
+    heading = read.say(turn.russian, "Ещё по сводке страницы:", "Also from the page's summary:")
+    return read.render(heading, extra, turn.russian) if extra else ""
+
+
 def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
     """Each of this step's results by its shape, headed by its tool's label and arguments."""
+    turn = _read(messages)
     results: list[ToolMessage] = []
     for message in reversed(messages):
         if not isinstance(message, ToolMessage):
             break
         results.insert(0, message)
-    humans = [m for m in messages if isinstance(m, HumanMessage)]
-    text = read.own_words(humans[-1]) if humans else ""
-    russian = read.is_russian(text) or not text.strip()
+    russian = turn.russian
     calls = {
         str(c["id"]): c["args"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls
     }
@@ -512,6 +534,7 @@ def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
         args = calls.get(str(result.tool_call_id), {})
         data = read.as_data(read.content_text(result))
         parts.append(read.render(_heading(result.name or "tool", args, russian), data, russian))
+        parts.append(_also_from_page(turn, args, data))
     return "\n\n".join(p for p in parts if p)
 
 

@@ -250,7 +250,7 @@ def lines(value: Any, russian: bool) -> Iterator[str]:
         yield from (f"- {inline(item, russian)}" for item in value)
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(item, list) and item and all(isinstance(i, Mapping) for i in item):
+            if isinstance(item, list) and any(isinstance(i, Mapping) for i in item):
                 yield f"`{key}` ({len(item)}):"
                 yield from (f"  - {inline(i, russian)}" for i in item)
             elif item not in (None, "", [], {}):
