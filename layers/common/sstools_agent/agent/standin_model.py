@@ -77,9 +77,11 @@ _REQUEST: Final = re.compile(
 )
 """A polite request asked as a question («можешь задеплоить …?») is a request."""
 _POINTER: Final = re.compile(
-    r"\b(?:эт\w+|его|её|ее|него|нему|ним|здесь|тут|там|this|it|its|here|there)\b", re.IGNORECASE
+    r"\b(?:эт\w+|его|её|ее|него|нему|ним|здесь|тут|там|this|it|its|here)\b", re.IGNORECASE
 )
 _ENV_FIELDS: Final = ("source_env_id", "target_env_id")
+_ABOUT_FILES: Final = re.compile(r"файл|\bfile|вложени|attach|столбц|колонк|column", re.I)
+"""A question about the attached files rather than for a tool."""
 _KEPT_OUT: Final = {
     "role": ("нужна роль {role}", "it needs the {role} role"),
     "affinity": ("это не действие для объекта этой страницы", "it is not for this page's object"),
@@ -178,7 +180,8 @@ class StandinChatModel(BaseChatModel):
             own, ranked = self.ranked(f"{previous}\n{turn.text}", page_object)
         last = messages[-1] if messages else None
         files = read_attachment_blocks(read.content_text(last)) if last is not None else []
-        if files and not own:
+        about_files = _ABOUT_FILES.search(turn.text) or not set(own) & set(self.schemas)
+        if files and about_files:
             return AIMessage(content=_files_answer(files, turn.russian))
         return self._act(turn, ranked, len(messages))
 
@@ -370,7 +373,10 @@ class _Filler:
             if read.numbers(self.turn.text):
                 return None
             found = self._text(key, None)
-            return found or read.topic(SEARCHING.sub(" ", self.turn.text), _KNOWN_WORDS)
+            text = self.turn.text
+            if found or (_POINTER.search(text) and not SEARCHING.search(text)):
+                return found  # quoted words, or the page's object: no topic to guess
+            return read.topic(SEARCHING.sub(" ", text), _KNOWN_WORDS)
         value = self._text(key, prop.get("pattern"))
         return value if value is not None or not required else self._only_recalled(key)
 
@@ -393,7 +399,7 @@ class _Filler:
         text = self.turn.text
         named = any(stem in text.lower() for stem in read.noun_stems(key))
         pointed = bool(_POINTER.search(text) or named) and not SEARCHING.search(text)
-        if page is not None and (required or pointed):
+        if page is not None and (required or (pointed and not self.args.values)):
             return page
         if not required:
             return None
@@ -580,8 +586,8 @@ def _files_answer(files: Sequence[Mapping[str, Any]], russian: bool) -> str:
     """What the files' data blocks say, by their shape (their bytes are never read)."""
     parts = []
     for file in files:
-        name = file.get("name") or file.get("filename") or read.say(russian, "файл", "file")
-        facts = {k: v for k, v in file.items() if k not in ("name", "filename")}
+        name = file.get("file") or read.say(russian, "файл", "file")
+        facts = {k: v for k, v in file.items() if k != "file"}
         heading = read.say(russian, f"Файл «{name}»:", f"File “{name}”:")
         parts.append(read.render(heading, facts, russian))
     return "\n\n".join(parts)
