@@ -24,6 +24,7 @@ import httpx
 from bench.bench_attachments import CASES
 from bench.first_turn import chat_function_env, start_chat_function, wait_for_port
 from functions.api.app import create_app as api_app
+from local.agent_stack import local_aws_and_upstream, user_issuer
 from local.demo_users import DEMO_USERS
 from local.servers import serve
 from sstools_agent.domain.attachments import (
@@ -34,7 +35,6 @@ from sstools_agent.domain.attachments import (
 )
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import local_aws_and_upstream, user_issuer
 
 RUNS: tuple[tuple[str, int], ...] = (
     ("json_empty_objects", 1),

@@ -1,5 +1,5 @@
 """`make bench` (part 3): every AWS call of a chat turn, by what makes it, before and after the
-event the user waits for (tests/support/aws_calls.py records them).
+event the user waits for (local/aws_calls.py records them).
 
 The chat function's own composition (`build_chat`: the DynamoDB store and confirmations, the
 LangGraph checkpointer, Step Functions, EventBridge; the offline model) serves real HTTP (uvicorn)
@@ -19,15 +19,15 @@ import httpx
 
 from bench.bench_agent import DASHBOARD_10
 from functions.chat.app import create_app
-from local.servers import serve
-from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import (
+from local.agent_stack import (
     AgentStack,
     local_aws_and_upstream,
     minted_once,
     user_issuer,
 )
-from tests.support.aws_calls import CONFIRM_RESOLVED, FIRST_EVENT, AwsCallTrace, TurnCalls
+from local.aws_calls import CONFIRM_RESOLVED, FIRST_EVENT, AwsCallTrace, TurnCalls
+from local.servers import serve
+from sstools_agent.wiring.chat import build_chat
 
 TurnRow = tuple[str, str, TurnCalls]
 

@@ -27,12 +27,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from local.agent_stack import AgentStack, collect, confirming, sample_upstream
+from local.moto import aws_subprocess_stack
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import STREAM_MODES, ChatAgent, Durability
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
 from sstools_agent.settings import Settings
-from tests.support.agent_stack import AgentStack, collect, confirming, sample_upstream
-from tests.support.aws import aws_subprocess_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD_10 = {

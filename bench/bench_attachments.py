@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from local.sample_files import PDF, PNG
 from sstools_agent.adapters.memory import MemoryAttachmentStore
 from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.domain.attachments import (
@@ -45,7 +46,6 @@ from sstools_agent.domain.attachments import (
 )
 from sstools_agent.domain.json_scan import MAX_DEPTH
 from sstools_agent.domain.tool_output_summary import summarise_tool_output
-from tests.support.files import PDF, PNG
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = DEFAULT_MAX_BYTES

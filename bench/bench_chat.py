@@ -27,19 +27,14 @@ from pathlib import Path
 
 from bench.bench_agent import LongAnswerModel
 from functions.chat.app import create_app
+from local.agent_stack import AgentStack, local_aws_and_upstream, minted_once, user_issuer
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.chat.request import ChatRequestBody
 from sstools_agent.chat.service import ChatService
 from sstools_agent.domain.chat_events import StreamToken
 from sstools_agent.domain.identity import Principal
 from sstools_agent.wiring.chat import ChatDeps, build_chat
-from tests.support.agent_stack import (
-    AgentStack,
-    NoAudit,
-    local_aws_and_upstream,
-    minted_once,
-    user_issuer,
-)
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = 300
@@ -60,11 +55,14 @@ class Side:
 
 
 def deps_for(stack: AgentStack) -> ChatDeps:
-    """The chat function's composition with the 300-word model, no audit, a cached token."""
+    """The chat function's composition: the 300-word model, an in-memory audit, a cached token."""
     deps = build_chat(stack.settings)
     agent = stack.agent(LongAnswerModel(words=WORDS))
     return replace(
-        deps, agent=lambda: agent, audit=NoAudit(), service_token=minted_once(stack.settings)
+        deps,
+        agent=lambda: agent,
+        audit=MemoryAuditSink(),
+        service_token=minted_once(stack.settings),
     )
 
 

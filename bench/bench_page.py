@@ -21,15 +21,15 @@ from typing import Final
 
 from playwright.sync_api import Page, sync_playwright
 
-from local.page import DEPLOYABLE_BUILD
-from tests.support.agent_stack import local_aws_and_upstream
-from tests.support.browser import (
+from local.agent_stack import local_aws_and_upstream
+from local.browser import (
     CHROMIUM_ARGS,
     AgentPage,
     chromium_executable,
     page_stack,
     signed_in_context,
 )
+from local.page import DEPLOYABLE_BUILD
 
 CARDS: Final = 30
 TURNS: Final = 20

@@ -23,12 +23,12 @@ import httpx
 
 from bench.bench_agent import DASHBOARD_10
 from functions.api.app import create_app as api_app
+from local.agent_stack import local_aws_and_upstream, user_issuer
 from local.demo_users import DEMO_USERS
+from local.moto import free_port
 from local.servers import serve
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import local_aws_and_upstream, user_issuer
-from tests.support.aws import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 3

@@ -21,8 +21,15 @@ import httpx
 from evaluation.scenarios import Scenario, Turn
 from evaluation.scoring import Call, Observed
 from functions.chat.app import create_app as create_chat_app
+from local.agent_stack import (
+    AgentStack,
+    local_aws_and_upstream,
+    minted_service_tokens,
+    user_issuer,
+)
 from local.demo_users import DEMO_USERS
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmRequired,
@@ -39,13 +46,6 @@ from sstools_agent.domain.roles import Role
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import (
-    AgentStack,
-    NoAudit,
-    local_aws_and_upstream,
-    minted_service_tokens,
-    user_issuer,
-)
 
 TURN_TIMEOUT_S = 120.0
 """A real model may take a while; the offline one answers in well under a second."""
@@ -196,7 +196,7 @@ def chat_function_app(settings: Settings) -> Any:
     parts swapped for a run without the REST API: service tokens are minted directly, and
     nothing is audited."""
     deps = replace(
-        build_chat(settings), audit=NoAudit(), service_token=minted_service_tokens(settings)
+        build_chat(settings), audit=MemoryAuditSink(), service_token=minted_service_tokens(settings)
     )
     router = deps.agent().router
     if router is not None:

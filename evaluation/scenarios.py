@@ -1,8 +1,9 @@
 """The labelled scenarios `make eval` runs: what a person would check in each turn of a chat.
 
-The format is documented in docs/evaluation.md; the two sets live in `tests/data/eval/`: the
-tuning part (`tuning.jsonl`, which the offline model is tuned against) and the held-out part
-(`held_out.jsonl`, written before any tuning and never read while tuning).
+The format is documented in docs/evaluation.md; the sets live in `tests/data/eval/`: the
+tuning part (`tuning.jsonl`, which the offline model is tuned against), the held-out part
+(`held_out.jsonl`, written before any tuning and never read while tuning) and the fresh batch
+(`fresh.jsonl`, written blind from the docs and the seed data; a model is judged on it).
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ SC001_TAG: Final = "sc001"
 
 
 class ScenarioSet(StrEnum):
-    """The two parts of the labelled set."""
+    """The parts of the labelled set."""
 
     TUNING = "tuning"
     HELD_OUT = "held_out"
+    FRESH = "fresh"
+    """The newest blind batch: written from the docs and the seed data alone, by someone who
+    never read a stand-in model; scored as it came, the figure of how a model generalises."""
 
     @property
     def path(self) -> Path:

@@ -144,7 +144,6 @@ def main() -> int:
     from local.bus_rules import start_audit_pump, start_expiry_pump  # noqa: PLC0415
     from local.gateway import LocalGateway  # noqa: PLC0415
     from local.page import page_app  # noqa: PLC0415
-    from sstools_agent.chat.expired_cards import ExpiryRecorder  # noqa: PLC0415
     from sstools_agent.settings import Settings  # noqa: PLC0415
     from sstools_agent.wiring.api import build_api  # noqa: PLC0415
     from sstools_agent.wiring.chat import build_chat  # noqa: PLC0415
@@ -164,7 +163,7 @@ def main() -> int:
                 os.environ["AWS_ENDPOINT_URL"],
                 settings.aws_region,
                 settings.audit_bus_name,
-                ExpiryRecorder(chat.turns, chat.agent),
+                chat.expiry_recorder(),
             )
             gateway = LocalGateway(
                 {

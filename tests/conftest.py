@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from hypothesis import settings
 
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS, EnvironmentRegistry
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
+from tests.support.fuzzing import PROFILE
+
+settings.load_profile(PROFILE)
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ def tell(recorder: ExpiryRecorder, event: ExpiryEvent) -> ExpiryTold:
     try:
         return asyncio.run(recorder.tell(event.detail.confirmation_id))
     finally:
-        recorder.turns.audit.flush()
+        recorder.audit.flush()
 
 
 def create_handler(

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from app import create_handler
 
-from sstools_agent.chat.expired_cards import ExpiryRecorder
 from sstools_agent.settings import ChatSettings
 from sstools_agent.wiring.chat import build_chat
 
 deps = build_chat(ChatSettings(), routed=False)  # it closes cards; it routes no message
-handler = create_handler(ExpiryRecorder(deps.turns, deps.agent))
+handler = create_handler(deps.expiry_recorder())

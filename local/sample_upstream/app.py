@@ -9,6 +9,7 @@ Fault injection wraps the whole app (`/_control/...`).
 import copy
 import hashlib
 import itertools
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -202,11 +203,11 @@ def search_dashboards(
     return {"environment": env_id, "total": len(found), "dashboards": found[:limit]}
 
 
-@router.get("/api/environments/{env_id}/health")
-def health(
-    env_id: str, who: CallerDep, state: StateDep, dashboard_id: int | None = None
+def health_report(
+    env_id: str, dashboards: Iterable[dict[str, Any]], dashboard_id: int | None = None
 ) -> dict[str, Any]:
-    _tier(state, env_id)
+    """The health endpoint's answer over an environment's dashboards (one, when `dashboard_id`
+    is given): each one's status from its validation, and how many are failing."""
     items = [
         {
             "dashboard_id": d["id"],
@@ -217,13 +218,22 @@ def health(
             "failing_charts": 2 if d["validation"]["status"] == "failed" else 0,
             "slow_queries": d["id"] % 3,
         }
-        for d in state.dashboards[env_id].values()
+        for d in dashboards
         if dashboard_id is None or d["id"] == dashboard_id
     ]
-    if dashboard_id is not None and not items:
-        raise HTTPException(404, f"dashboard {dashboard_id} not found in {env_id}")
     failing = sum(1 for item in items if item["status"] == "failing")
     return {"environment": env_id, "total": len(items), "failing": failing, "items": items}
+
+
+@router.get("/api/environments/{env_id}/health")
+def health(
+    env_id: str, who: CallerDep, state: StateDep, dashboard_id: int | None = None
+) -> dict[str, Any]:
+    _tier(state, env_id)
+    report = health_report(env_id, state.dashboards[env_id].values(), dashboard_id)
+    if dashboard_id is not None and not report["items"]:
+        raise HTTPException(404, f"dashboard {dashboard_id} not found in {env_id}")
+    return report
 
 
 @router.post("/api/dashboards/deploy")
@@ -417,6 +427,13 @@ def create_dataset(
         "row_count": 0,
     }
     return {"dataset_id": dataset_id, "environment": env_id}
+
+
+@router.get("/api/environments/{env_id}/backups")
+def backups(env_id: str, who: CallerDep, state: StateDep) -> dict[str, Any]:
+    _tier(state, env_id)
+    newest_first = sorted(state.backups[env_id], key=lambda b: b["created_at"], reverse=True)
+    return {"environment": env_id, "backups": newest_first}
 
 
 @router.post("/api/environments/{env_id}/backups")

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from local.moto import aws_subprocess_stack
 from sstools_agent.adapters.dynamodb.confirmations import DynamoDBConfirmationStore
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.memory import InMemoryConfirmationStore, InMemoryConversationStore
 from sstools_agent.domain.ports import ConfirmationStore, ConversationStore
 from sstools_agent.settings import Settings
-from tests.support.aws import aws_subprocess_stack
 
 BACKENDS = ["memory", "dynamodb"]
 

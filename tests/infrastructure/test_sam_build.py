@@ -34,8 +34,8 @@ from packaging.utils import canonicalize_name
 
 from layer_build import LAYERS, NEVER_IMPORTED
 from local.aws_resources import LocalResources
+from local.moto import aws_subprocess_stack
 from local.sam_template import load_template
-from tests.support.aws import aws_subprocess_stack
 
 pytestmark = pytest.mark.slow
 

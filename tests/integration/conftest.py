@@ -4,22 +4,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Final
 
 import pytest
 
-from local.servers import serve
-from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.settings import Settings
-from tests.support.agent_stack import (
+from local.agent_stack import (
     AgentStack,
-    MemoryAudit,
     SampleUpstream,
     chat_app,
     sample_upstream,
     stack_over,
 )
-from tests.support.aws import aws_stack
+from local.moto import aws_stack
+from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
+from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.settings import Settings
 from tests.support.chat_server import ChatServer
+
+SUITE_TOOL_TIMEOUT_S: Final = 4.0
+"""The suite's tool timeout: short, so a test of a hung upstream waits seconds, not the product's
+30; long enough that a read on a busy 2-core CI machine answers (at 2 s, one did not, and a test
+of an answer's facts failed on the timeout instead)."""
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +38,9 @@ def aws_endpoint() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def stack_settings(aws_endpoint: str) -> Settings:
-    return Settings(aws_endpoint_url=aws_endpoint, tool_retry_delay_s=0.05, tool_timeout_s=2)
+    return Settings(
+        aws_endpoint_url=aws_endpoint, tool_retry_delay_s=0.05, tool_timeout_s=SUITE_TOOL_TIMEOUT_S
+    )
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +73,7 @@ def fresh_upstream(upstream_server: SampleUpstream) -> SampleUpstream:
 def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
     """One chat server (offline model, audit in memory) for a module whose tests use
     conversations of their own; a module may override it (another model, say)."""
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, store, _ = chat_app(module_stack, OfflineChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, module_stack, store, audit)

@@ -31,13 +31,14 @@ from ag_ui.core import (
 )
 from pydantic import TypeAdapter
 
+from local.agent_stack import AgentStack, chat_app
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from sstools_agent.chat.expired_cards import ExpiryRecorder, ExpiryTold
+from sstools_agent.chat.expired_cards import ExpiryTold
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer
 from tests.support.seed import DASHBOARD_10
@@ -51,7 +52,7 @@ READS = ("GET", "/api/environments/ss-dev/dashboards")
 
 
 def make_chat(stack: AgentStack, model: OfflineChatModel | None = None) -> Iterator[ChatServer]:
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, store, _ = chat_app(stack, model or OfflineChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
@@ -336,7 +337,7 @@ async def test_a_cancel_after_the_expiry_was_told_at_expiry_time_resolves_the_in
     thread, interrupt = await asked(chat)
     await wait_for(lambda: confirmation_item(chat, interrupt.id)["status"] == "expired")
     deps = build_chat(chat.stack.settings)
-    assert await ExpiryRecorder(deps.turns, deps.agent).tell(interrupt.id) == ExpiryTold.TOLD
+    assert await deps.expiry_recorder().tell(interrupt.id) == ExpiryTold.TOLD
     # When HttpAgent cancels it, as it does an expired interrupt
     cancelled = await a_run(
         chat, thread, resume=[{"interruptId": interrupt.id, "status": "cancelled"}]

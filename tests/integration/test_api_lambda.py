@@ -12,10 +12,10 @@ from pathlib import Path
 
 import anyio
 
+from local.agent_stack import user_issuer
 from sstools_agent.domain.conversations import Conversation, now_iso
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.adapters import conversation_store_from
-from tests.support.agent_stack import user_issuer
 from tests.support.events import load_event
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,9 @@ import httpx
 import pytest
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
 from local.gateway import LocalGateway
+from local.sample_files import PDF, PNG
 from local.servers import serve
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.memory import MemoryAuditSink
@@ -30,8 +32,6 @@ from sstools_agent.domain.attachments import ATTACHMENTS_OFF, NAME_META, attache
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, SampleUpstream, chat_app, user_issuer
-from tests.support.files import PDF, PNG
 
 FILES = "/api/assistant/files"
 

@@ -11,9 +11,9 @@ import boto3
 import pytest
 
 from functions.audit import app as audit_function
+from local.agent_stack import AgentStack
 from sstools_agent.domain.audit import AuditKind, AuditRecord, EmissionClock
 from sstools_agent.wiring.audit import build_audit
-from tests.support.agent_stack import AgentStack
 from tests.support.events import LambdaInvocation, load_event
 
 

@@ -14,12 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
+from local.agent_stack import AgentStack
 from sstools_agent.http.body_limits import (
     AG_UI_MAX_BODY_BYTES,
     CHAT_MAX_BODY_BYTES,
     DEFAULT_MAX_BODY_BYTES,
 )
-from tests.support.agent_stack import AgentStack
 from tests.support.chat_http import STATUS
 from tests.support.http_apps import SOME_ID, Apps, serve_apps
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from local.agent_stack import AgentStack
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.tool_catalog import CATALOG
-from tests.support.agent_stack import AgentStack
 from tests.support.chat_server import ChatServer, make_chat, post_stream
 from tests.support.seed import DASHBOARD_10, DATASET_15
 

@@ -14,13 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
+from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.turns import STOPPED_TEXT
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.conversations import MessageRole
-from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app, user_issuer
 from tests.support.chat_http import STATUS, Received, sse_events
 from tests.support.chat_server import ChatServer, post_stream
 from tests.support.events import as_http_request, load_event
@@ -33,7 +34,7 @@ WORD_DELAY_S = 0.02
 
 @pytest.fixture
 def chat(stack: AgentStack) -> Iterator[ChatServer]:
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, store, _ = chat_app(stack, OfflineChatModel(token_delay_s=WORD_DELAY_S), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
@@ -199,11 +200,13 @@ async def test_two_tabs_on_one_conversation_get_409_never_interleaved_turns(chat
     conversation = events[-1].data["metadata"]["conversation_id"]
     body = {**STATUS, "conversation_id": conversation}
     # The winning tab's reads take seconds, so the other tab arrives while it holds the
-    # conversation however slowly a busy machine starts the second request
+    # conversation however slowly a busy machine starts the second request; every read is slow
+    # until both have answered (a read an earlier test left in flight cannot use the delays up)
     chat.stack.upstream.plan.add(
-        "GET", "/api/environments/ss-dev/dashboards", Fault(FaultKind.DELAY, seconds=3, times=2)
+        "GET", "/api/environments/ss-dev/dashboards", Fault(FaultKind.DELAY, seconds=3, times=10)
     )
     results = await asyncio.gather(*(post_stream(chat, body) for _ in range(2)))
+    chat.stack.upstream.plan.clear()
     statuses = sorted(status for status, _, _ in results)
     assert statuses == [200, 409]
     busy = next(error for status, _, error in results if status == 409)
@@ -250,7 +253,7 @@ async def test_a_client_disconnect_stops_generation_and_releases_the_lock(slow_c
 @pytest.fixture
 def slow_chat(stack: AgentStack) -> Iterator[ChatServer]:
     """A chat whose answers take seconds: long enough to be cancelled from another tab."""
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, store, _ = chat_app(stack, OfflineChatModel(token_delay_s=0.15), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)

@@ -14,12 +14,13 @@ import pytest
 from pydantic import SecretStr
 
 from functions.chat.app import create_app
+from local.agent_stack import AgentStack, minted_service_tokens, user_issuer
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER, OriginCheck
 from sstools_agent.settings import ChatSettings
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import AgentStack, NoAudit, minted_service_tokens, user_issuer
 from tests.support.seed import DASHBOARD_10
 
 SECRET = "s3cr3t-value-cloudfront-sends-0123456789abcdef"
@@ -32,7 +33,7 @@ def chat_url(stack: AgentStack, origin_verify_secret: SecretStr | None) -> Itera
     deps = replace(
         build_chat(stack.settings),
         agent=lambda: agent,
-        audit=NoAudit(),
+        audit=MemoryAuditSink(),
         service_token=minted_service_tokens(stack.settings),
     )
     with serve(create_app(deps, origin_verify_secret=origin_verify_secret), lifespan="on") as url:

@@ -15,9 +15,9 @@ import pytest
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 from langgraph_checkpoint_aws import DynamoDBSaver
 
+from local.aws_calls import TEST_LATENCY_S, AwsCallTrace
 from sstools_agent.adapters.checkpointer import TurnCheckpointer, checkpointer_from
 from sstools_agent.settings import Settings
-from tests.support.aws_calls import TEST_LATENCY_S, AwsCallTrace
 
 LEASE_S = 120.0
 HOLD_S = 3.0

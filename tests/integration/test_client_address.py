@@ -18,7 +18,9 @@ from pydantic import SecretStr
 from starlette.requests import Request
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, chat_app
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.attempt_limits import DEFAULT_MAX_FAILURES
 from sstools_agent.domain.audit import AuditKind
@@ -26,7 +28,6 @@ from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddre
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.wiring.adapters import secrets_reader_from
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app
 from tests.support.chat_http import STATUS
 from tests.support.events import load_event
 from tests.support.http_apps import ORIGIN_SECRET, FakeClock
@@ -44,7 +45,7 @@ class TokenEndpoint:
     default limit, a clock that stays in one window."""
 
     url: str
-    audit: MemoryAudit
+    audit: MemoryAuditSink
     right: dict[str, str]
 
     @property
@@ -62,7 +63,7 @@ class TokenEndpoint:
         ]
 
 
-def api_deps(stack: AgentStack, audit: MemoryAudit) -> Any:
+def api_deps(stack: AgentStack, audit: MemoryAuditSink) -> Any:
     settings = stack.settings.model_copy(update={"origin_verify_secret": SecretStr(SECRET)})
     return replace(
         build_api(settings),
@@ -80,7 +81,7 @@ def credentials(stack: AgentStack) -> dict[str, str]:
 
 @pytest.fixture
 def token_endpoint(stack: AgentStack) -> Iterator[TokenEndpoint]:
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     with serve(create_api_app(api_deps(stack, audit))) as url:
         yield TokenEndpoint(url, audit, credentials(stack))
 
@@ -160,7 +161,7 @@ def test_a_viewer_address_without_the_origin_secret_is_ignored(
 
 def test_the_chat_function_counts_failed_logins_per_viewer(stack: AgentStack):
     # Given the chat function as deployed (it answers only requests through CloudFront)
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, _, _ = chat_app(stack, OfflineChatModel(), audit, origin_verify_secret=SecretStr(SECRET))
     with serve(app, lifespan="on") as url, httpx.Client() as client:
         # When two viewers behind one edge fail to sign in
@@ -203,7 +204,7 @@ def gateway_event(source_ip: str, forwarded_for: str, body: dict[str, str]) -> d
 @pytest.mark.filterwarnings("ignore:There is no current event loop:DeprecationWarning")  # Mangum's
 def test_through_api_gateway_the_source_is_its_source_ip(stack: AgentStack):
     # Given the REST API under Mangum, as API Gateway invokes it
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     handler = Mangum(create_api_app(api_deps(stack, audit)), lifespan="off")
     context = SimpleNamespace(aws_request_id="request-1")
     right = credentials(stack)

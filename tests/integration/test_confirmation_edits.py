@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
+from local.agent_stack import PATIENT_TOOL_TIMEOUT_S
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.domain.audit import AuditKind, args_hash
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import PATIENT_TOOL_TIMEOUT_S
 from tests.support.chat_http import confirmation_item, edit, in_flight, types, wait_for
 from tests.support.chat_process import chat_process, lapse_lease
 from tests.support.chat_server import ChatServer, post_stream

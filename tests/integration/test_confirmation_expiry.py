@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.agent_stack import AgentStack
+from local.agent_stack import AgentStack
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer, answer_card, ask, deploys, make_chat
 

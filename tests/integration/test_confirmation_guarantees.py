@@ -17,8 +17,10 @@ import httpx
 import pytest
 from langchain_core.messages import ToolMessage
 
+from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.chat.turns import STOPPED_TEXT
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.catalog_types import EnvironmentSource, Operation, ToolSpec
@@ -26,7 +28,6 @@ from sstools_agent.domain.confirmations import ConfirmationStatus
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import ObjectType
 from sstools_agent.wiring.adapters import confirmation_store_from
-from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app, user_issuer
 from tests.support.chat_http import confirmation_item, in_flight, sse_events, wait_for
 from tests.support.chat_server import ChatServer, post_stream
 from tests.support.models import ScriptedModel
@@ -90,7 +91,7 @@ class ScriptedChat(ChatServer):
 
 def scripted_chat(stack: AgentStack, model: ScriptedModel) -> Iterator[ScriptedChat]:
     """The chat function under uvicorn over `stack`, answered by `model`."""
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, store, _ = chat_app(stack, model, audit)
     with serve(app, lifespan="on") as url:
         server = ScriptedChat(url, stack, store, audit)

@@ -15,8 +15,8 @@ from typing import Any
 import boto3
 import pytest
 
+from local.agent_stack import AgentStack
 from local.sam_template import load_template
-from tests.support.agent_stack import AgentStack
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer, answer_card, ask, deploys, make_chat, post_stream
 from tests.support.seed import DASHBOARD_10

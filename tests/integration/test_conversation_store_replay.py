@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from local.agent_stack import AgentStack
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.domain.conversations import Conversation, now_iso
-from tests.support.agent_stack import AgentStack
 
 pytestmark = pytest.mark.anyio
 

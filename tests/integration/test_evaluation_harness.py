@@ -15,8 +15,8 @@ from evaluation.report import render, score
 from evaluation.runner import ScenarioRunner, chat_function_app
 from evaluation.scenarios import Scenario
 from evaluation.scoring import Criterion
+from local.agent_stack import AgentStack
 from local.servers import serve
-from tests.support.agent_stack import AgentStack
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from functions.expiry.app import create_handler
+from local.agent_stack import AgentStack
 from local.bus_rules import start_expiry_pump
 from sstools_agent.chat.expired_cards import ExpiryRecorder, ExpiryTold
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import AgentStack
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer, ask, deploys, make_chat, post_stream
 from tests.support.events import LambdaInvocation
@@ -39,7 +39,7 @@ def recorder(chat: ChatServer) -> ExpiryRecorder:
     """The expiry function's code over the chat function's collaborators (a container of its
     own: a fresh agent over the same checkpoints)."""
     deps = build_chat(chat.stack.settings)
-    return ExpiryRecorder(deps.turns, deps.agent)
+    return deps.expiry_recorder()
 
 
 def said(messages: list[Any]) -> str:

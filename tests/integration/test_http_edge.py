@@ -14,14 +14,15 @@ import httpx
 import pytest
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, SampleUpstream
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.audit import AuditKind, AuditRecord
 from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.adapters import secrets_reader_from
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, MemoryAudit, SampleUpstream
 from tests.support.chat_http import STATUS
 from tests.support.http_apps import (
     ORIGIN_SECRET,
@@ -217,7 +218,7 @@ def test_an_internal_failure_is_500_with_a_json_body_on_both_apps(broken_apps: A
 # --- What failed authentication costs ------------------------------------------------------------
 
 
-def failed_auth_records(audit: MemoryAudit, outcome: str = "refused") -> list[AuditRecord]:
+def failed_auth_records(audit: MemoryAuditSink, outcome: str = "refused") -> list[AuditRecord]:
     return [r for r in audit.records if r.kind is AuditKind.AUTH_FAILED and r.outcome == outcome]
 
 
@@ -275,7 +276,7 @@ def test_a_flood_of_failed_logins_writes_a_bounded_number_of_records(cloudfront_
 
 def test_suppressed_failures_are_counted_in_one_aggregate_record(stack: AgentStack):
     # Given the REST API with 2 records a source and 10 a window, under a clock the test moves
-    clock, audit = FakeClock(), MemoryAudit()
+    clock, audit = FakeClock(), MemoryAuditSink()
     sampler = AuthFailureSampler(per_source=2, per_window=10, window_s=60, clock=clock)
     api = create_api_app(
         replace(
@@ -307,7 +308,7 @@ def test_suppressed_failures_are_counted_in_one_aggregate_record(stack: AgentSta
 def test_failed_service_token_requests_are_audited_and_rate_limited(stack: AgentStack):
     # Given the REST API allowing 3 failures a source in a 60 s window, under a clock that stays
     # in one window (the real one may pass a minute's edge between the 3rd failure and the 4th)
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     settings = stack.settings.model_copy(
         update={"service_token_max_failures": 3, "service_token_failure_window_s": 60}
     )

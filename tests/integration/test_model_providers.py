@@ -16,10 +16,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from local.agent_stack import AgentStack, answer, collect, of_type
 from local.servers import serve
 from sstools_agent.agent.models import build_chat_model
 from sstools_agent.domain.chat_events import EventType
-from tests.support.agent_stack import AgentStack, answer, collect, of_type
 
 pytestmark = pytest.mark.anyio
 DASHBOARD_10 = {"contextVersion": 1, "objectType": "dashboard", "objectId": "10", "envId": "ss-dev"}

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.agent_stack import AgentStack
+from local.agent_stack import AgentStack
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer, answer_card, make_chat, post_stream
 from tests.support.seed import DASHBOARD_10

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from functions.api.app import create_app
+from local.agent_stack import user_issuer
 from local.servers import serve
 from sstools_agent.rest.deps import ApiDeps
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import user_issuer
 
 EXAMPLES_PER_OPERATION = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "40"))
 # `positive_data_acceptance` expects every schema-valid request to succeed. Two rules of this API

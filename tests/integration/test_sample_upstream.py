@@ -7,12 +7,12 @@ import time
 import httpx
 import pytest
 
+from local.agent_stack import AgentStack, user_issuer
 from local.run_stack import serve_sample_upstream
 from local.sample_upstream.app import create_app
 from local.servers import serve
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.adapters import service_token_issuer_from, user_verifier_from
-from tests.support.agent_stack import AgentStack, user_issuer
 
 
 def headers(stack: AgentStack, role: str | None, *, service: bool = True) -> dict[str, str]:

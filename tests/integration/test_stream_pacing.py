@@ -11,10 +11,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from local.agent_stack import AgentStack, SampleUpstream, chat_app
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.support.agent_stack import AgentStack, MemoryAudit, SampleUpstream, chat_app
 from tests.support.chat_http import STATUS
 from tests.support.chat_server import ChatServer
 
@@ -26,7 +27,7 @@ SEARCH = ("GET", "/api/environments/ss-dev/dashboards")
 @pytest.fixture
 def chat(stack: AgentStack, fresh_upstream: SampleUpstream) -> Iterator[ChatServer]:
     stack.settings = stack.settings.model_copy(update={"stream_heartbeat_s": HEARTBEAT_S})
-    audit = MemoryAudit()
+    audit = MemoryAuditSink()
     app, store, _ = chat_app(stack, OfflineChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import httpx
 import pytest
 
+from local.agent_stack import SampleUpstream
 from scripts.tool_reference import REFERENCE
 from sstools_agent.adapters.embeddings import OfflineEmbedder
 from sstools_agent.agent.offline_model import BUILDERS, choose_tool
@@ -21,7 +22,6 @@ from sstools_agent.domain.catalog_types import ArgsRecipe, Routing, ToolSpec
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_routing import Embedder, ToolRouter, Vector, Vectors
 from sstools_agent.domain.ui_context import ObjectType
-from tests.support.agent_stack import SampleUpstream
 
 TOP_K = 3
 """The rank within which the labelled set counts a tool as found."""

@@ -1,7 +1,7 @@
 """What a turn asks AWS before the user sees its first event (docs/performance.md).
 
 Through the chat function under uvicorn against moto, every botocore call in the process traced
-(tests/support/aws_calls.py): the conversation record is not read before the lock (the lock's
+(local/aws_calls.py): the conversation record is not read before the lock (the lock's
 conditional write answers it), the checkpoint is read once per turn however often the turn asks
 about it, the user's message is stored beside the first event, and audit records leave after the
 first event but before the response ends.
@@ -15,17 +15,18 @@ from typing import Any
 
 import pytest
 
-from local.servers import serve
-from sstools_agent.adapters.audit import EventBridgeAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.support.agent_stack import AgentStack, MemoryAudit, SampleUpstream, chat_app, minted_once
-from tests.support.aws_calls import (
+from local.agent_stack import AgentStack, SampleUpstream, chat_app, minted_once
+from local.aws_calls import (
     CONFIRM_RESOLVED,
     FIRST_EVENT,
     TEST_LATENCY_S,
     AwsCallTrace,
     TurnCalls,
 )
+from local.servers import serve
+from sstools_agent.adapters.audit import EventBridgeAuditSink
+from sstools_agent.adapters.memory import MemoryAuditSink
+from sstools_agent.agent.offline_model import OfflineChatModel
 from tests.support.chat_http import STATUS, confirmation_item, wait_for
 from tests.support.chat_server import ChatServer, post_stream
 from tests.support.seed import DASHBOARD_10
@@ -68,7 +69,7 @@ def traced_chat(module_stack: AgentStack) -> Iterator[TracedChat]:
         module_stack, OfflineChatModel(), bus, service_token=minted_once(settings)
     )
     with serve(trace.marking(app), lifespan="on") as url, trace.installed():
-        yield TracedChat(ChatServer(url, module_stack, store, MemoryAudit()), trace)
+        yield TracedChat(ChatServer(url, module_stack, store, MemoryAuditSink()), trace)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from typing import Any, Final, Protocol
 import boto3
 import httpx
 
-from tests.support.agent_stack import AgentStack
+from local.agent_stack import AgentStack
 from tests.support.seed import DASHBOARD_10
 
 STATUS: Final = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}

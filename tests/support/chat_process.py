@@ -22,8 +22,8 @@ from typing import Final
 
 import boto3
 
+from local.moto import free_port
 from sstools_agent.settings import Settings
-from tests.support.aws import free_port
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 START_BOUND_S: Final = 120.0
@@ -32,13 +32,14 @@ BOOT: Final = """
 import dataclasses, sys
 import uvicorn
 from functions.chat.app import create_app
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.chat import build_chat
-from tests.support.agent_stack import NoAudit, minted_service_tokens
+from local.agent_stack import minted_service_tokens
 
 settings = Settings()
 deps = dataclasses.replace(
-    build_chat(settings), service_token=minted_service_tokens(settings), audit=NoAudit()
+    build_chat(settings), service_token=minted_service_tokens(settings), audit=MemoryAuditSink()
 )
 # As every server of the apps: the peer is the socket's, never a loopback caller's X-Forwarded-For
 uvicorn.run(

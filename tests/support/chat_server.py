@@ -4,7 +4,7 @@ confirmation tests start from (`ask`, `answer_card`, `deploys`).
 
 `make_chat` serves it with the real audit producer (records go to the audit bus, where an SQS tap
 can see them); tests that read audit records in memory build theirs with `chat_app` and a
-`MemoryAudit`.
+`MemoryAuditSink`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from typing import Any
 
 import httpx
 
+from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.servers import serve
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
-from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app, user_issuer
 from tests.support.chat_http import Received, sse_events
 from tests.support.seed import DASHBOARD_10
 
@@ -33,7 +34,7 @@ class ChatServer:
     url: str
     stack: AgentStack
     store: DynamoDBConversationStore
-    audit: MemoryAudit
+    audit: MemoryAuditSink
     tokens: dict[str, str] = field(default_factory=dict)
 
     def headers(self, role: str = "engineer", **extra: str) -> dict[str, str]:
@@ -67,7 +68,7 @@ def make_chat(stack: AgentStack, **settings: Any) -> Iterator[ChatServer]:
     )
     app, store, _ = chat_app(stack, OfflineChatModel(), bus)
     with serve(app, lifespan="on") as url:
-        yield ChatServer(url, stack, store, MemoryAudit())
+        yield ChatServer(url, stack, store, MemoryAuditSink())
     bus.flush()
 
 

@@ -10,12 +10,13 @@ from typing import Any, Final
 from pydantic import SecretStr
 
 from functions.api.app import create_app as create_api_app
+from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.servers import serve
+from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddresses
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import AgentStack, MemoryAudit, chat_app, user_issuer
 
 SOME_ID: Final = "0123456789abcdef0123456789abcdef"
 """A well-formed id that names nothing."""
@@ -36,8 +37,8 @@ class Apps:
     chat_url: str
     api_url: str
     stack: AgentStack
-    chat_audit: MemoryAudit
-    api_audit: MemoryAudit
+    chat_audit: MemoryAuditSink
+    api_audit: MemoryAuditSink
 
     def token(self, claims: dict[str, Any], subject: str = "user.engineer") -> str:
         return user_issuer(self.stack.settings).issue(subject, 600, claims).token
@@ -49,7 +50,7 @@ class Apps:
 def serve_apps(stack: AgentStack, origin_verify_secret: str | None = None) -> Iterator[Apps]:
     """With `origin_verify_secret`, as deployed behind CloudFront: the chat answers only requests
     that carry it, and both apps count attempts per viewer (`from_viewer`)."""
-    chat_audit, api_audit = MemoryAudit(), MemoryAudit()
+    chat_audit, api_audit = MemoryAuditSink(), MemoryAuditSink()
     secret = SecretStr(origin_verify_secret) if origin_verify_secret else None
     chat, _, _ = chat_app(stack, OfflineChatModel(), chat_audit, origin_verify_secret=secret)
     addresses = ClientAddresses(origin_verify_secret)

@@ -62,6 +62,11 @@ DASHBOARD_10: Final[dict[str, Any]] = {
     "route": "/dashboards/10",
 }
 
+# The same page as the link to /agent names it (its query parameters, no version).
+DASHBOARD_10_LINK: Final[dict[str, Any]] = {
+    key: value for key, value in DASHBOARD_10.items() if key != "contextVersion"
+}
+
 # A dataset page of staging, the scenarios' dataset.
 DATASET_15: Final[dict[str, Any]] = {
     "contextVersion": 1,

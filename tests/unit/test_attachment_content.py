@@ -12,9 +12,11 @@ import pytest
 from langchain_aws.chat_models.bedrock_converse import _messages_to_bedrock
 from langchain_core.messages import HumanMessage
 
+from local.sample_files import JPEG, PDF, PNG
 from sstools_agent.agent.middleware import with_file_blocks
 from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.domain.attachment_content import (
+    JSON_PREFIX_CHARS,
     ModelAttachment,
     check_content,
     model_attachment,
@@ -36,7 +38,6 @@ from sstools_agent.domain.attachments import (
     name_metadata,
 )
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
-from tests.support.files import JPEG, PDF, PNG
 
 
 def info(content_type: str, name: str = "file", size: int = 10) -> AttachmentInfo:
@@ -255,6 +256,26 @@ def test_a_large_json_is_summarised_structurally_within_the_budget():
     (read,) = read_attachment_blocks(block)
     assert read["keys"] == ["dashboards", "total"]
     assert read["json"]["total"] == 5000
+
+
+def test_an_array_longer_than_what_is_read_counts_what_it_left_out_over_the_whole_file():
+    # Given an attached array of 12,000 checks, more than the prefix the summary is built from
+    checks = [{"id": n, "status": "failed" if n % 50 == 0 else "ok"} for n in range(12_000)]
+    text = json.dumps(checks)
+    assert len(text) > JSON_PREFIX_CHARS
+    block = block_of(info("application/json", "checks.json"), text)
+    # When the model reads it
+    (read,) = read_attachment_blocks(block)
+    summary = read["json"]
+    # Then what was left out is counted over the whole file, and how many items were not read
+    assert summary["total_count"] == 12_000
+    assert summary["omitted"]["count"] == 12_000 - summary["shown"]
+    assert 0 < summary["omitted"]["not_read"] < 12_000
+    # And no per-status count stands for the whole file when only a part was read
+    assert "status_counts" not in summary
+    assert "by_status" not in summary["omitted"]
+    # The kept ones are still the failed checks of the part read
+    assert {item["status"] for item in summary["items"]} == {"failed"}
 
 
 def test_sql_is_shown_and_classified_never_run():

@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
+from local.sample_files import PNG
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.agent.standin_model import StandinChatModel
@@ -22,7 +23,6 @@ from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
-from tests.support.files import PNG
 
 pytestmark = pytest.mark.anyio
 

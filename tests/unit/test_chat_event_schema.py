@@ -69,7 +69,7 @@ def _every_event() -> list[ChatEvent]:
         ToolEnd("t", "text", "call_1", OutputReference(None, 90000, True)),
         ToolError("deploy_dashboard", "timeout", "call_2", ErrorCode.TOOL_OUTCOME_UNKNOWN),
         card,
-        card.held_as("conf-1", "2026-12-01T12:00:00+00:00"),
+        card.answerable_as("conf-1", "2026-12-01T12:00:00+00:00"),
         *(ConfirmResolved(result) for result in ConfirmationResult),
         PermissionDenied("deploy_dashboard", "admin", "call_3", "Недостаточно прав"),
         PermissionDenied("unknown_tool", None, "call_3", "Недостаточно прав"),

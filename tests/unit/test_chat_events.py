@@ -82,7 +82,7 @@ WIRE: list[tuple[ChatEvent, str]] = [
     (
         ConfirmRequired(
             prompt="p", thread_id="t1", tool_call_id="call_3", interrupt_id="i2", decision={}
-        ).held_as(
+        ).answerable_as(
             "conf2",
             "2025-01-01T00:00:00Z",
             {"title": "Деплой дашборда #10", "lines": ["…"], "unread": None, "digest": "d1"},
@@ -95,7 +95,7 @@ WIRE: list[tuple[ChatEvent, str]] = [
     (
         ConfirmRequired(
             prompt="p", thread_id="t1", tool_call_id="call_2", interrupt_id="i1", decision={}
-        ).held_as("conf1", "2025-01-01T00:00:00Z"),
+        ).answerable_as("conf1", "2025-01-01T00:00:00Z"),
         '{"role":"assistant","content":"","metadata":{"type":"confirm_required","prompt":"p",'
         '"thread_id":"t1","tool_call_id":"call_2","interrupt_id":"i1","confirmation_id":"conf1",'
         '"expires_at":"2025-01-01T00:00:00Z","decision":{},"input":{},"plan":null}}',

@@ -14,6 +14,7 @@ from sstools_agent.adapters.memory import (
     InMemoryConfirmationStore,
     InMemoryConfirmationWorkflow,
     InMemoryConversationStore,
+    InMemoryToolRunner,
     MemoryAttachmentStore,
     MemoryAuditSink,
     MemoryBlobStore,
@@ -22,7 +23,8 @@ from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.chat.attachments import ChatAttachments
-from sstools_agent.chat.turns import ChatTurns, PreparedTurn
+from sstools_agent.chat.prepared_turn import PreparedTurn
+from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attachments import AttachmentLimits
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.chat_events import ChatEvent, EventType, StreamEnd, StreamToken, Text
@@ -35,9 +37,7 @@ from sstools_agent.domain.confirmations import (
 from sstools_agent.domain.conversations import Conversation, ConversationBusy, MessageRole
 from sstools_agent.domain.identity import Principal
 from sstools_agent.domain.roles import Role
-from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
-from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 
 pytestmark = pytest.mark.anyio
@@ -52,25 +52,6 @@ STATUS = "какой статус у этого дашборда?"
 DEPLOY = "задеплой дашборд 10 в staging"
 
 
-class AnsweringToolRunner:
-    """`ToolRunner` that answers every call at once, and remembers the calls."""
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    async def call(
-        self,
-        call: ResolvedToolCall,
-        credentials: UpstreamCredentials,
-        request_id: str | None = None,
-        *,
-        timeout_s: float | None = None,
-    ) -> ToolCallOutcome:
-        self.calls.append(call.spec.name)
-        output = {"id": 10, "title": "Продажи", "status": "ok", "tool": call.spec.name}
-        return ToolCallOutcome(output, 200, 1, 0.0)
-
-
 class Chat:
     """ChatTurns over in-memory ports, with the ports at hand."""
 
@@ -80,7 +61,7 @@ class Chat:
         self.confirmations = InMemoryConfirmationStore()
         self.workflow = InMemoryConfirmationWorkflow(self.confirmations)
         self.audit = MemoryAuditSink()
-        self.runner = AnsweringToolRunner()
+        self.runner = InMemoryToolRunner()
         self.files = MemoryAttachmentStore()
         agent = ChatAgent(StandinChatModel(), InMemorySaver(), policy, self.runner)
         self.turns = ChatTurns(
@@ -150,7 +131,7 @@ async def test_a_turn_stores_the_user_and_assistant_messages_and_releases_the_lo
     # And every event was stored for replay under its id
     replay = await chat.store.events_after(conversation_id, 0)
     assert [f"{conversation_id}:{seq}" for seq, _ in replay] == [sse_id for sse_id, _ in streamed]
-    assert chat.runner.calls  # the page object's tools were called through the port
+    assert chat.runner.called  # the page object's tools were called through the port
 
 
 async def test_a_second_turn_while_one_holds_the_conversation_is_busy(chat: Chat):
@@ -225,7 +206,7 @@ async def test_a_confirmed_card_runs_its_call_once_and_journals_it(chat: Chat):
     assert resolved[0].type is EventType.CONFIRM_RESOLVED
     assert resolved[0].metadata["result"] == "confirmed"
     assert list(chat.workflow.results.values()) == ["confirmed"]
-    assert chat.runner.calls.count("deploy_dashboard") == 1
+    assert chat.runner.called.count("deploy_dashboard") == 1
     confirmation = await chat.confirmations.get(confirmation_id)
     assert confirmation is not None
     assert confirmation.status is ConfirmationStatus.CONFIRMED
@@ -235,7 +216,7 @@ async def test_a_confirmed_card_runs_its_call_once_and_journals_it(chat: Chat):
     # And a second confirm runs nothing
     with pytest.raises(ConfirmationDecided):
         await chat.prepare("egor", None, **confirm)
-    assert chat.runner.calls.count("deploy_dashboard") == 1
+    assert chat.runner.called.count("deploy_dashboard") == 1
 
 
 async def test_a_confirm_that_loses_the_race_with_the_timer_runs_nothing_and_says_so(chat: Chat):
@@ -255,7 +236,7 @@ async def test_a_confirm_that_loses_the_race_with_the_timer_runs_nothing_and_say
     )
     # Then the user is told it expired, nothing ran, and the audit log says not run, once
     assert resolved[0].metadata == {"type": "confirm_resolved", "result": "expired"}
-    assert "deploy_dashboard" not in chat.runner.calls
+    assert "deploy_dashboard" not in chat.runner.called
     not_run = [r for r in chat.audit.records if r.kind is AuditKind.TOOL_NOT_RUN]
     assert [r.detail["confirmation_id"] for r in not_run] == [confirmation_id]
 
@@ -269,7 +250,7 @@ async def test_a_new_message_cancels_the_open_card(chat: Chat):
     assert confirmation is not None
     assert confirmation.status is ConfirmationStatus.CANCELLED
     assert list(chat.workflow.results.values()) == ["cancelled"]
-    assert "deploy_dashboard" not in chat.runner.calls
+    assert "deploy_dashboard" not in chat.runner.called
 
 
 async def test_the_stream_goes_on_when_storing_its_events_fails(chat: Chat):
@@ -320,7 +301,7 @@ async def test_a_follower_gets_the_events_a_run_stored_as_it_ended(policy: ToolP
         await store.finish_turn(conversation_id, turn.run_id, len(wires), "2026-12-02T00:00:00Z")
 
     store.ending = end_the_run
-    replayed = [event async for _, event in chat.turns.follow(follower, limit_s=5)]
+    replayed = [event async for _, event in chat.turns.replay(follower, limit_s=5)]
     # Then the follower has the whole answer and the run's own end, not a cut-off one
     assert [event.to_wire() for event in replayed] == wires
 
@@ -332,7 +313,7 @@ async def test_a_reconnect_replays_what_the_client_missed(chat: Chat):
     resume = await chat.prepare(
         "egor", None, conversation_id=conversation_id, action="resume", resume_after=2
     )
-    replayed = [pair async for pair in chat.turns.follow(resume, limit_s=1)]
+    replayed = [pair async for pair in chat.turns.replay(resume, limit_s=1)]
     assert [sse_id for sse_id, _ in replayed] == [sse_id for sse_id, _ in streamed[2:]]
     assert [e.to_wire() for _, e in replayed] == [e.to_wire() for _, e in streamed[2:]]
 
@@ -349,9 +330,9 @@ async def test_a_reconnect_after_a_stale_confirm_whose_new_card_was_never_held_s
     resume = await chat.prepare(
         "egor", None, conversation_id=conversation_id, action="resume", resume_after=999
     )
-    said = [e for _, e in [pair async for pair in chat.turns.follow(resume, limit_s=1)]]
+    said = [e for _, e in [pair async for pair in chat.turns.replay(resume, limit_s=1)]]
     # Then it is told why nothing ran, not that a new message cancelled it
     told = " ".join(e.text for e in said if isinstance(e, Text))
     assert "карточка устарела" in told, told
     assert "новым сообщением" not in told
-    assert chat.runner.calls.count("deploy_dashboard") == 0
+    assert chat.runner.called.count("deploy_dashboard") == 0

@@ -1,10 +1,10 @@
 """A flush of the event writer is one stored item unless its bytes need more
-(`adapters/dynamodb/items.py`'s `event_chunks`, `chat/turns.py`'s flush cadence)."""
+(`adapters/dynamodb/items.py`'s `event_chunks`, `chat/event_log.py`'s flush cadence)."""
 
 from __future__ import annotations
 
 from sstools_agent.adapters.dynamodb.items import event_chunks
-from sstools_agent.chat.turns import FLUSH_EVERY_EVENTS
+from sstools_agent.chat.event_log import FLUSH_EVERY_EVENTS
 from sstools_agent.domain.chat_events import StreamToken
 from sstools_agent.domain.tool_outputs import MAX_ITEM_BYTES
 

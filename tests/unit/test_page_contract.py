@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from local.browser import TOKEN_KEY
 from local.page import LOCAL_BUILD
 from sstools_agent.chat.request import MAX_MESSAGE_CHARS
 from sstools_agent.domain.attachments import (
@@ -22,7 +23,6 @@ from sstools_agent.domain.attachments import (
     checked_name,
 )
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
-from tests.support.browser import TOKEN_KEY
 
 WEB: Path = LOCAL_BUILD.parent / "src"
 

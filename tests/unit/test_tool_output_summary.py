@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
+from local.sample_upstream.app import health_report
+from local.sample_upstream.seed import seeded_state
+from sstools_agent.domain.item_importance import ImportanceOrder
 from sstools_agent.domain.tool_output_summary import (
     DEFAULT_BUDGET_CHARS,
     TOOL_OUTPUT_CLOSE,
@@ -62,7 +66,7 @@ def test_small_outputs_pass_unchanged():
     assert summary.raw_chars == summary.summarised_chars
 
 
-def test_two_hundred_dashboards_keep_the_count_and_the_first_items():
+def test_two_hundred_dashboards_keep_the_count_and_the_failed_newest_first():
     output = dashboards(200)
     summary = summarise_tool_output(output)
     assert summary.summarised
@@ -75,10 +79,43 @@ def test_two_hundred_dashboards_keep_the_count_and_the_first_items():
     kept = data["dashboards"]["items"]
     assert len(kept) >= 5
     assert data["dashboards"]["shown"] == len(kept)
-    # The first items come first, with their ids and statuses
-    assert [item["id"] for item in kept] == [1000 + i for i in range(len(kept))]
+    # The failed validations come first, the newest of them first, with their ids and statuses
+    assert data["dashboards"]["ranked_by"] == {
+        "status": "validation.status",
+        "newest": "last_change.at",
+    }
+    assert {item["validation"]["status"] for item in kept} == {"failed"}
+    changed = [item["last_change"]["at"] for item in kept]
+    assert changed == sorted(changed, reverse=True)
     assert all("git_status" in item and "title" in item for item in kept)
+    assert data["dashboards"]["status_counts"] == {"failed": 40, "passed": 160}
+    assert data["dashboards"]["omitted"]["by_status"] == {"failed": 40 - len(kept), "passed": 160}
     assert summary.reduction > 0.9
+
+
+def test_a_cut_health_list_keeps_every_failing_dashboard_and_counts_what_it_left_out():
+    # Given the seed's ss-dev health: 45 dashboards, 6 failing (#7 … #42), 9 with warnings
+    output = health_report("ss-dev", seeded_state().dashboards["ss-dev"].values())
+    statuses = {item["dashboard_id"]: item["status"] for item in output["items"]}
+    # When the model's view of it is made (too large to pass whole)
+    view = render_tool_output_block("get_health_summary", output)
+    block = read_tool_output_block(view.content)
+    assert view.summarised
+    assert block is not None
+    listed = block["result"]["items"]
+    kept = [item["dashboard_id"] for item in listed["items"]]
+    left_out = [i for i in statuses if i not in kept]
+    # Then the failing come first (#35 and #42 among them), then the warnings
+    assert kept[:6] == [7, 14, 21, 28, 35, 42]
+    assert {statuses[i] for i in kept[6:15]} == {"warning"}
+    assert {statuses[i] for i in left_out} == {"ok"}
+    # And every count is right: the whole list's, and what was left out, by status
+    assert listed["total_count"] == 45
+    assert listed["shown"] == len(kept) < 45
+    assert listed["status_counts"] == {"failing": 6, "warning": 9, "ok": 30}
+    assert listed["omitted"]["count"] == len(left_out) == 45 - len(kept)
+    assert listed["omitted"]["by_status"] == {"ok": len(left_out)}
+    assert listed["ranked_by"]["status"] == "status"
 
 
 def test_a_5000_row_sql_result_keeps_columns_row_count_and_first_rows():
@@ -140,7 +177,6 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(_json)
 def test_any_output_becomes_valid_json_within_the_budget(output):
     summary = summarise_tool_output(output, budget=800)
@@ -164,3 +200,51 @@ def test_the_model_gets_the_summary_as_a_delimited_data_block_within_budget():
     assert block is not None
     assert block["result"]["table_name"] == hostile
     assert read_tool_output_block("no block here") is None
+
+
+_records = st.lists(
+    st.fixed_dictionaries(
+        {
+            "status": st.sampled_from(["failing", "error", "warning", "running", "ok", None]),
+            "updated_at": st.none()
+            | st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1)).map(
+                lambda moment: moment.isoformat() + "Z"
+            ),
+            "row_count": st.integers(0, 10**6),
+            "note": st.text(max_size=120),
+        }
+    ),
+    min_size=10,
+    max_size=120,
+).map(lambda records: [{"id": n, **record} for n, record in enumerate(records)])
+
+
+@given(_records, st.sampled_from([400, 800, 1600]))
+def test_a_cut_list_keeps_the_most_important_and_counts_the_rest_right(records, budget):
+    summary = summarise_tool_output({"records": records}, budget=budget)
+    assert summary.summarised_chars <= budget
+    listed = json.loads(summary.content).get("records")
+    if not (isinstance(listed, dict) and listed.get("truncated")):
+        event("not cut")
+        return  # passed whole, or nothing of it fitted
+    order = ImportanceOrder.of(records)
+    assert order is not None
+    kept_ids = [item["id"] for item in listed["items"]]
+    left_out = [record for record in records if record["id"] not in kept_ids]
+    kept = [records[n] for n in kept_ids]
+    # No item left out matters more than one kept, and the kept come most important first
+    ranks = [order.rank(record) for record in kept]
+    assert ranks == sorted(ranks)
+    if kept and left_out:
+        assert max(ranks) <= min(order.rank(record) for record in left_out)
+    # Every count is the whole list's
+    assert listed["total_count"] == len(records)
+    assert listed["shown"] == len(kept)
+    assert listed["omitted"]["count"] == len(left_out)
+    if "status_counts" in listed:
+        assert listed["status_counts"] == order.ranked(records).status_counts()
+        assert listed["omitted"]["by_status"] == order.ranked(left_out).status_counts()
+        assert sum(listed["omitted"]["by_status"].values()) == len(left_out)
+    # What was left out is described: the newest and the largest of it
+    assert listed["omitted"].get("newest") == order.ranked(left_out).newest()
+    assert listed["omitted"].get("largest") == order.ranked(left_out).largest()

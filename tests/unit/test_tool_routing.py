@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sstools_agent.adapters.embeddings import TITAN_V2, BedrockTitanEmbedder, OfflineEmbedder
@@ -104,7 +104,6 @@ def test_a_specific_query_offers_far_fewer_tools(router: ToolRouter):
 # --- Never wider than the policy ----------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from([row["query"] for row in labelled()]),
     st.sets(st.sampled_from(ALL_TOOLS)),

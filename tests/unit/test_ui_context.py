@@ -252,7 +252,6 @@ def test_fuzzed_malformed_contexts_are_all_rejected_and_none_rendered(environmen
     assert len(examined) >= FUZZED_CONTEXTS
 
 
-@settings(max_examples=300, deadline=None)
 @given(valid_contexts())
 def test_generated_valid_contexts_are_accepted(payload):
     from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
@@ -293,7 +292,6 @@ def test_hostile_names_stay_inside_the_data_block(name, environments):
     assert data["envId"] == "ss-dev"
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.text(max_size=256))
 def test_any_name_round_trips_through_the_block(name):
     from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS

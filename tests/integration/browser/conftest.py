@@ -1,4 +1,4 @@
-"""The /agent page in headless Chromium against the real local stack (tests/support/browser.py).
+"""The /agent page in headless Chromium against the real local stack (local/browser.py).
 
 Sites are built once per module and configuration (and stopped after it, so nothing of them
 runs beside the rest of the suite): the default one, one whose cards expire in
@@ -11,12 +11,10 @@ from contextlib import ExitStack
 from typing import Any, Final
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, ViewportSize, expect, sync_playwright
 
-from local.page import DEPLOYABLE_BUILD, LOCAL_BUILD
-from sstools_agent.settings import Settings
-from tests.support.agent_stack import AgentStack, SampleUpstream
-from tests.support.browser import (
+from local.agent_stack import AgentStack, SampleUpstream
+from local.browser import (
     CHROMIUM_ARGS,
     AgentPage,
     PageStack,
@@ -24,6 +22,8 @@ from tests.support.browser import (
     page_stack,
     signed_in_context,
 )
+from local.page import DEPLOYABLE_BUILD, LOCAL_BUILD
+from sstools_agent.settings import Settings
 
 # What a page is expected to show, it shows within 30 s (Playwright's default is 5 s): `make test`
 # runs two browser stacks at once on two cores beside the evaluation set, and a card (its plan
@@ -96,12 +96,13 @@ def tabs(
     browser: Browser, request: pytest.FixtureRequest
 ) -> Iterator[Callable[[PageStack, str], AgentPage]]:
     """Opens a tab on a site as a user (`role`, or a token from `site.token`); the same token
-    opens a second tab of the same user (another browser profile: another page visit)."""
+    opens a second tab of the same user (another browser profile: another page visit). An empty
+    token opens it signed out; `viewport` sets the window's size (1280×900 unless told)."""
     contexts = []
     refused: list[str] = []
 
-    def open_tab(site: PageStack, token: str) -> AgentPage:
-        context = signed_in_context(browser, token)
+    def open_tab(site: PageStack, token: str, viewport: ViewportSize | None = None) -> AgentPage:
+        context = signed_in_context(browser, token, viewport)
         # Anything the page's security policy refuses is a defect of the page (or an injection)
         context.on(
             "console",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, expect
 
-from tests.support.browser import AgentPage, PageStack
+from local.browser import AgentPage, PageStack
 
 Tabs = Callable[[PageStack, str], AgentPage]
 ORDERS_CSV = b"order_id,customer,amount\n1,alpha,10.50\n2,beta,20.00\n3,gamma,7.25\n"

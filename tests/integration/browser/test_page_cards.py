@@ -11,15 +11,15 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import expect
 
+from local.browser import AgentPage, PageStack
 from local.fault_injection import Fault, FaultKind
-from tests.integration.browser.test_page_context import DASHBOARD_10
-from tests.support.browser import AgentPage, PageStack
+from tests.support.seed import DASHBOARD_10_LINK
 
 Tabs = Callable[[PageStack, str], AgentPage]
 
 
 def ask_for_card(tab: AgentPage, text: str) -> None:
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     tab.send(text)
     expect(tab.by("confirm-card")).to_be_visible()
     tab.wait_answered()
@@ -76,7 +76,7 @@ def test_an_engineers_prod_deploy_shows_the_permission_card_without_confirm(
     site: PageStack, tabs: Tabs
 ):
     tab = tabs(site, site.token("engineer"))
-    tab.open(**DASHBOARD_10)
+    tab.open(**DASHBOARD_10_LINK)
     tab.send("задеплой этот дашборд в prod")
     tab.wait_answered()
     card = tab.by("permission-card")
@@ -256,7 +256,8 @@ def test_a_tab_closed_during_a_confirmed_deploy_is_told_the_status_is_unknown(
     again.page.goto(f"{site.url}/agent#c={conversation}")
     again.wait_ready()
     # Then the page says the truth: the deploy left and its outcome is unknown; no false outage
-    expect(again.page.get_by_text("Статус операции неизвестен")).to_be_visible(timeout=15_000)
+    unknown = again.by("message-assistant").get_by_text("Статус операции неизвестен")
+    expect(unknown).to_be_visible(timeout=15_000)
     expect(again.by("error-card")).to_have_count(0)
     expect(again.by("connection")).to_have_attribute("data-state", "online")
     assert site.deploys() == 1

@@ -8,19 +8,12 @@ from collections.abc import Callable
 
 from playwright.sync_api import expect
 
+from local.browser import ROOT, TOKEN_KEY, AgentPage, PageStack
 from local.gateway import template_routes
 from local.page import LOCAL_BUILD
-from tests.support.browser import ROOT, TOKEN_KEY, AgentPage, PageStack
-from tests.support.seed import SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
+from tests.support.seed import DASHBOARD_10_LINK, SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
 
 Tabs = Callable[[PageStack, str], AgentPage]
-DASHBOARD_10 = {
-    "objectType": "dashboard",
-    "objectId": "10",
-    "objectName": "Отчёт по энергопотреблению",
-    "envId": "ss-dev",
-    "route": "/dashboards/10",
-}
 
 
 def stored_context(site: PageStack, tab: AgentPage) -> dict[str, object] | None:
@@ -48,7 +41,7 @@ def test_a_dashboard_page_answers_about_that_dashboard_with_dashboard_tools(
     site: PageStack, tabs: Tabs
 ):
     # Given the user came from dashboard 10 in ss-dev («Спросить агента»)
-    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10_LINK)
     banner = tab.by("context-banner")
     expect(banner).to_contain_text("10")
     expect(banner).to_contain_text("Отчёт по энергопотреблению")
@@ -68,7 +61,7 @@ def test_a_dashboard_page_answers_about_that_dashboard_with_dashboard_tools(
     assert tools_shown(tab)
     assert tools_shown(tab) <= SEED_DASHBOARD_TOOLS
     expect(tab.by("tool-card")).to_have_attribute("data-state", "done")
-    assert stored_context(site, tab) == {"contextVersion": 1, **DASHBOARD_10}
+    assert stored_context(site, tab) == {"contextVersion": 1, **DASHBOARD_10_LINK}
     tab.screenshot("dashboard-answer")
 
 
@@ -117,12 +110,14 @@ def test_an_unknown_object_type_is_treated_as_no_object(site: PageStack, tabs: T
 
 
 def test_a_new_visit_from_another_dashboard_gets_a_fresh_context(site: PageStack, tabs: Tabs):
-    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10_LINK)
     tab.send("какой статус у этого дашборда?")
     tab.wait_answered()
     first = tab.conversation_id()
     # When the user goes back and asks from dashboard 21 (a new visit: a new URL, no #c=)
-    tab.open(**{**DASHBOARD_10, "objectId": "21", "objectName": "Энергопотребление по объектам"})
+    tab.open(
+        **{**DASHBOARD_10_LINK, "objectId": "21", "objectName": "Энергопотребление по объектам"}
+    )
     expect(tab.by("context-banner")).to_contain_text("21")
     expect(tab.by("context-banner")).not_to_contain_text("Отчёт по энергопотреблению")
     tab.send("какой статус у этого дашборда?")
@@ -138,7 +133,7 @@ def test_a_new_visit_from_another_dashboard_gets_a_fresh_context(site: PageStack
 def test_the_environment_selector_lists_the_backends_environments_and_changes_env_id(
     site: PageStack, tabs: Tabs
 ):
-    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10)
+    tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10_LINK)
     select = tab.by("env-select")
     options = select.locator("option").evaluate_all("(options) => options.map((o) => o.value)")
     assert [value for value in options if value] == list(site.stack.settings.environments().ids)
@@ -160,7 +155,7 @@ def test_the_demo_sign_in_picks_a_role_and_the_page_then_works(site: PageStack, 
     try:
         page = context.new_page()
         tab = AgentPage(page, site.url, "demo-signin")
-        tab.open(**DASHBOARD_10)
+        tab.open(**DASHBOARD_10_LINK)
         expect(tab.by("demo-signin")).to_be_visible()
         tab.by("demo-role-analyst").click()
         expect(tab.by("demo-signin")).to_have_count(0)

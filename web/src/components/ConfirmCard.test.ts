@@ -93,10 +93,28 @@ describe("ConfirmCard", () => {
       expect(el.classList.contains(`tone-${other}`)).toBe(false);
     }
     expect(el.dataset.state).toBe("pending");
-    expect(el.getAttribute("role")).toBe("alertdialog");
+    // a group named by its title and described by its question: said once, when it takes the
+    // focus (no alert role, no live region: nothing says it a second time)
+    expect(el.getAttribute("role")).toBe("group");
     const labelled = el.getAttribute("aria-labelledby")!;
     expect(document.getElementById(labelled)).not.toBeNull();
+    const described = el.getAttribute("aria-describedby")!;
+    expect(document.getElementById(described)?.textContent).toContain("PRODUCTION");
     expect(screen.getByTestId("confirm-badge").textContent).toBe(badge);
+  });
+
+  it("takes the focus when it waits for a decision, its buttons the next Tab", () => {
+    render(ConfirmCard, { props: { item: card() } });
+    const el = screen.getByTestId("confirm-card");
+    expect(document.activeElement).toBe(el);
+    const focusable = [...el.querySelectorAll<HTMLElement>("button, summary, input, select")];
+    expect(focusable[0]).toBe(screen.getByTestId("confirm-accept"));
+  });
+
+  it("leaves the focus alone when it is already answered", () => {
+    const before = document.activeElement;
+    render(ConfirmCard, { props: { item: card({ state: "denied" }) } });
+    expect(document.activeElement).toBe(before);
   });
 
   it("labels a write «изменение» with a warning icon", () => {

@@ -99,6 +99,9 @@ function asRecord(value: unknown): Record<string, unknown> {
 
 export class ChatState {
   items = $state<Item[]>([]);
+  /** The last assistant message that finished streaming: the page announces it, whole, once
+   * (never token by token; never a message read from the history). */
+  finished = $state.raw<AssistantItem | null>(null);
   /** A turn's text continues the last assistant item; a card or a new turn starts another. */
   private openText: AssistantItem | null = null;
   /** The last event was a whole text message (not a token). */
@@ -106,6 +109,14 @@ export class ChatState {
 
   clear(): void {
     this.items = [];
+    this.openText = null;
+    this.finished = null;
+  }
+
+  /** The streamed message is finished: what comes next (a card, a tool, the turn's end) starts
+   * another. */
+  private closeText(): void {
+    if (this.openText && this.openText.text.trim() !== "") this.finished = this.openText;
     this.openText = null;
   }
 
@@ -116,12 +127,12 @@ export class ChatState {
   }
 
   addUser(text: string, attachments: AttachmentInfo[] = []): UserItem {
-    this.openText = null;
+    this.closeText();
     return this.push({ kind: "user", key: nextKey("u"), text, attachments });
   }
 
   addError(code: string, detail: string, status?: number): ErrorItem {
-    this.openText = null;
+    this.closeText();
     const last = this.items[this.items.length - 1];
     // One outage is one card: a second failure of the same kind in a row (the sidebar's list and
     // the message, say) updates the card rather than stacking another; what it may retry stays.
@@ -148,7 +159,7 @@ export class ChatState {
 
   /** Starts a new turn: the next text is a new assistant message. */
   endTurn(): void {
-    this.openText = null;
+    this.closeText();
   }
 
   private appendText(text: string, separate: boolean): AssistantItem {
@@ -208,7 +219,7 @@ export class ChatState {
       return item;
     }
     if (isToolStart(event)) {
-      this.openText = null;
+      this.closeText();
       const m = event.metadata;
       const known = m.tool_call_id ? this.tool(m.tool_call_id, m.tool) : undefined;
       if (known) {
@@ -234,7 +245,7 @@ export class ChatState {
       const m = event.metadata;
       let item = this.tool(m.tool_call_id, m.tool);
       if (!item) {
-        this.openText = null;
+        this.closeText();
         item = this.push({
           kind: "tool",
           key: nextKey("t"),
@@ -257,7 +268,7 @@ export class ChatState {
       const m = event.metadata;
       let item = this.tool(m.tool_call_id, m.tool);
       if (!item) {
-        this.openText = null;
+        this.closeText();
         item = this.push({
           kind: "tool",
           key: nextKey("t"),
@@ -283,7 +294,7 @@ export class ChatState {
         existing.expiresAt = m.expires_at;
         return existing;
       }
-      this.openText = null;
+      this.closeText();
       const card = this.push(confirmFrom(m));
       this.showInputOf(card);
       this.settleCallOf(card);
@@ -296,7 +307,7 @@ export class ChatState {
         item.sending = false;
         this.settleCallOf(item);
       }
-      this.openText = null;
+      this.closeText();
       return item ?? null;
     }
     if (isPermissionDenied(event)) {
@@ -304,7 +315,7 @@ export class ChatState {
       // The permission card stands for the call (as the history shows it): no tool card beside
       const tool = this.tool(m.tool_call_id, m.tool);
       if (tool && tool.state === "running") this.items.splice(this.items.indexOf(tool), 1);
-      this.openText = null;
+      this.closeText();
       return this.push({
         kind: "permission",
         key: nextKey("p"),

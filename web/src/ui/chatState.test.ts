@@ -22,6 +22,29 @@ describe("ChatState", () => {
     );
   });
 
+  it("says which streamed message is finished: once, when what follows starts", () => {
+    const chat = new ChatState();
+    chat.addUser("вопрос");
+    chat.apply(ev({ type: "stream_token", token: "Смотрю " }));
+    chat.apply(ev({ type: "stream_token", token: "дашборд." }));
+    expect(chat.finished).toBeNull(); // still streaming: nothing to say yet
+    chat.apply(ev({ type: "tool_start", tool: "get_dashboard", input: {}, tool_call_id: "t1" }));
+    expect(chat.finished?.text).toBe("Смотрю дашборд.");
+    chat.apply(ev({ type: "stream_token", token: "Готово." }));
+    chat.endTurn();
+    expect(chat.finished?.text).toBe("Готово.");
+  });
+
+  it("announces nothing read from the history", () => {
+    const chat = new ChatState();
+    chat.loadHistory([
+      { role: "user", content: "вопрос" },
+      { role: "assistant", content: "ответ" },
+    ] as never);
+    chat.endTurn();
+    expect(chat.finished).toBeNull();
+  });
+
   it("starts the tokens after a whole message on a new paragraph even without a space", () => {
     const chat = new ChatState();
     chat.apply(ev({}, "Операция отменена, ничего не изменено."));

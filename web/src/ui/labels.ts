@@ -52,6 +52,31 @@ export function errorTitle(code: string): string {
   return ERROR_TITLES[code] ?? `Ошибка ${code}`;
 }
 
+/** What a failed tool call means for the person and what to do about it, by its code; the
+ * upstream's own words stay in a disclosure. */
+const TOOL_ERROR_ADVICE: Record<string, string> = {
+  TOOL_FAILURE:
+    "ss-tools ответил ошибкой, результата нет. Повторите чуть позже; если ошибка не уходит, передайте подробности команде ss-tools.",
+  TOOL_TIMEOUT: "ss-tools не ответил вовремя, результата нет. Повторите чуть позже.",
+  FORBIDDEN: "ss-tools отказал: у вас нет прав на это действие в этом окружении.",
+  NOT_FOUND: "ss-tools не нашёл такой объект в этом окружении — проверьте номер и окружение.",
+  VALIDATION_ERROR: "ss-tools не принял аргументы вызова — уточните запрос.",
+  UNAUTHORIZED: "Сессия истекла — обновите страницу.",
+  TOOL_NOT_RUN: "Инструмент не запускался — ничего не изменено.",
+};
+
+/** An upstream answer that may have applied a write (the backend's «status unknown» words). */
+const STATUS_UNKNOWN = /status unknown|статус (операции )?неизвестен/i;
+
+export const WRITE_MAY_HAVE_APPLIED =
+  "Статус операции неизвестен: изменение могло примениться. Проверьте его статус, прежде чем повторять.";
+
+/** The sentence a failed tool card leads with: what happened and what to do. */
+export function toolErrorAdvice(code: string | undefined, detail: string | undefined): string {
+  if (detail && STATUS_UNKNOWN.test(detail)) return WRITE_MAY_HAVE_APPLIED;
+  return (code && TOOL_ERROR_ADVICE[code]) || "Инструмент завершился ошибкой, результата нет.";
+}
+
 export const OBJECT_TYPE_LABELS: Record<string, string> = {
   dashboard: "Дашборд",
   dataset: "Датасет",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderMarkdown } from "./markdown";
+import { plainText, renderMarkdown } from "./markdown";
 
 describe("renderMarkdown", () => {
   it("renders markdown", () => {
@@ -46,5 +46,19 @@ describe("renderMarkdown", () => {
     div.innerHTML = renderMarkdown("![пиксель](https://tracker.example/p.gif)");
     expect(div.querySelector("img")).toBeNull();
     expect(div.textContent).toContain("[пиксель]");
+  });
+});
+
+describe("plainText", () => {
+  it("keeps the words and drops the marks, one line a block", () => {
+    expect(plainText("**Статус**: `ok`\n\n- первый\n- второй\n\n[ссылка](https://x.ru)")).toBe(
+      "Статус: ok\nпервый\nвторой\nссылка",
+    );
+  });
+});
+
+describe("renderMarkdown: headings", () => {
+  it("starts a heading in model text at h4, under the page's own", () => {
+    expect(renderMarkdown("# Итог\n\n## Детали")).toBe("<h4>Итог</h4>\n<h5>Детали</h5>\n");
   });
 });

@@ -25,6 +25,34 @@ md.renderer.rules.image = (tokens, idx) => {
   return md.utils.escapeHtml(alt ? `[${alt}]` : "");
 };
 
+// A heading in model text sits inside a message, under the page's own h1–h3: it starts at h4.
+md.renderer.rules.heading_open = (tokens, idx, options, _env, self) => {
+  const level = Math.min(6, Number(tokens[idx].tag.slice(1)) + 3);
+  tokens[idx].tag = `h${level}`;
+  return self.renderToken(tokens, idx, options);
+};
+md.renderer.rules.heading_close = (tokens, idx, options, _env, self) => {
+  tokens[idx].tag = tokens[idx - 2].tag; // heading_open, inline, heading_close
+  return self.renderToken(tokens, idx, options);
+};
+
 export function renderMarkdown(text: string): string {
   return md.render(text);
+}
+
+/** What a screen reader should say of model text: the words, without the markdown's marks. */
+export function plainText(text: string): string {
+  const parts: string[] = [];
+  for (const token of md.parse(text, {})) {
+    if (token.type === "fence" || token.type === "code_block") parts.push(token.content.trim());
+    if (token.type !== "inline") continue;
+    let line = "";
+    for (const child of token.children ?? []) {
+      if (child.type === "text" || child.type === "code_inline") line += child.content;
+      else if (child.type === "softbreak" || child.type === "hardbreak") line += " ";
+      else if (child.type === "image") line += child.content ? `[${child.content}]` : "";
+    }
+    parts.push(line);
+  }
+  return parts.filter((part) => part !== "").join("\n");
 }

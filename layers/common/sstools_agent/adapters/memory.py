@@ -1,4 +1,4 @@
-"""In-memory adapters of every storage port, for tests and local experiments.
+"""In-memory adapters of every storage port (and a tool runner), for tests and local experiments.
 
 Each one keeps the semantics of its DynamoDB (or AWS) twin, which the contract suite
 (tests/contract/) checks against both: conditional writes refuse exactly when the table's
@@ -40,6 +40,8 @@ from sstools_agent.domain.conversations import (
     turn_refusal,
 )
 from sstools_agent.domain.ports import BlobStoreError, StoredEvent
+from sstools_agent.domain.tool_calls import ResolvedToolCall
+from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
 
 audit_logger = logging.getLogger("sstools_agent.audit")
 
@@ -550,3 +552,30 @@ class MemoryAttachmentStore(FailureSwitches):
     async def download_url(self, key: str, name: str, content_type: str, expires_s: int) -> str:
         self._check("download_url")
         return f"memory://download/{key}"
+
+
+class InMemoryToolRunner:
+    """`domain.ports.ToolRunner` without an upstream, for turns that need no wire: every call
+    is answered at once with an object naming the call and the page's dashboard 10, and
+    remembered. It has no contract case: the upstream's own behaviour is the sample upstream's
+    (tests/integration), not a storage semantics to match."""
+
+    def __init__(self) -> None:
+        self.calls: list[ResolvedToolCall] = []
+
+    @property
+    def called(self) -> list[str]:
+        """The tools called, in order."""
+        return [call.spec.name for call in self.calls]
+
+    async def call(
+        self,
+        call: ResolvedToolCall,
+        credentials: UpstreamCredentials,
+        request_id: str | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> ToolCallOutcome:
+        self.calls.append(call)
+        output = {"id": 10, "title": "Продажи", "status": "ok", "tool": call.spec.name}
+        return ToolCallOutcome(output, 200, 1, 0.0)

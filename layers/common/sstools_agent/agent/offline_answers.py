@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from sstools_agent.domain.plan_types import when
 from sstools_agent.domain.tool_catalog import CATALOG
 
 Answer = Callable[[dict[str, Any], bool], str | None]
@@ -187,10 +188,35 @@ def _health(data: dict[str, Any], russian: bool) -> str | None:
         )
     if not lines:
         return head + say(russian, " Проблем нет.", " No problems.")
-    # The ones a question narrowed to (by status, or to the objects it points at) are all
-    # named, up to twice the usual
-    most = 2 * MAX_LISTED if isinstance(narrowed_to, dict) else MAX_LISTED
-    return f"{head} {_listed(lines, len(lines), russian, most)}."
+    # Every failing one is named (they matter most: the list comes failing first), and the
+    # ones a question narrowed to, up to twice the usual; the rest is counted over the whole
+    # list, not over what the model was shown of it
+    failing = sum(1 for i in bad if i.get("status") == "failing")
+    most = max(2 * MAX_LISTED if isinstance(narrowed_to, dict) else MAX_LISTED, failing)
+    not_ok = _not_ok_counts(data["items"], bad)
+    rest = sum(not_ok.values()) - min(len(lines), most)
+    shown = "; ".join(lines[:most])
+    if rest <= 0:
+        return f"{head} {shown}."
+    warnings_only = sum(not_ok.values()) - not_ok.get("warning", 0) <= min(len(lines), most)
+    more = say(
+        russian,
+        f" и ещё {rest} с предупреждениями" if warnings_only else f" и ещё {rest}",
+        f" and {rest} more with warnings" if warnings_only else f" and {rest} more",
+    )
+    return f"{head} {shown}{more}."
+
+
+def _not_ok_counts(listed: Any, read: list[dict[str, Any]]) -> dict[str, int]:
+    """How many of the whole list are not ok, by status: the summary's counts when the list
+    was cut (`status_counts`), else the items read."""
+    counts = listed.get("status_counts") if isinstance(listed, dict) else None
+    if isinstance(counts, dict):
+        return {str(k): int(v) for k, v in counts.items() if k != "ok" and isinstance(v, int)}
+    tally: dict[str, int] = {}
+    for item in read:
+        tally[str(item.get("status"))] = tally.get(str(item.get("status")), 0) + 1
+    return tally
 
 
 def _url(environment: Mapping[str, Any]) -> str:
@@ -606,12 +632,46 @@ def describe_result(
             answer = writer(data, russian)
             if answer is not None:
                 return answer
-    facts = ", ".join(
-        f"{k}: {v}"
-        for k, v in (data.items() if isinstance(data, dict) else [])
-        if isinstance(v, str | int | float | bool)
-    )[:300]
-    return say(russian, f"Готово ({tool}). {facts}", f"Done ({tool}). {facts}").strip()
+    return _generic(tool, data, russian)
+
+
+def _generic(tool: str, data: Any, russian: bool) -> str:
+    """A result no writer knows, by its shape: the tool named as the catalog names it, the
+    environment, and the first list's items (each by its id, then its short facts, times in
+    words), or the result's own facts: a new tool is answered without an answer of its own."""
+    spec = CATALOG.get(tool) if tool in CATALOG.names else None
+    title = (spec.label_ru if russian and spec else "") or (
+        spec.description.rstrip(".") if spec else tool
+    )
+    fields = data if isinstance(data, dict) else {}
+    environment = fields.get("environment")
+    heading = title[:1].upper() + title[1:] + (f" ({environment})" if environment else "")
+    listed = next((items(v) for v in fields.values() if items(v)), items(data))
+    entries = [_item_line(each, russian) for each in listed if isinstance(each, dict)]
+    if entries:
+        return f"{heading}: {_listed(entries, len(listed), russian)}."
+    if listed == [] and any(isinstance(v, list) for v in fields.values()):
+        return heading + say(russian, ": пусто.", ": none.")
+    facts = ", ".join(f"{k}: {_fact(k, v, russian)}" for k, v in fields.items() if _scalar(v))
+    return f"{heading}. {facts[:300]}".strip()
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) and value != ""
+
+
+def _fact(key: str, value: Any, russian: bool) -> str:
+    """A value as a person reads it: a time in words («29 ноября 03:00 UTC»)."""
+    if key.endswith("_at") and isinstance(value, str):
+        return when(value) if russian else value.replace("T", " ").replace(":00Z", " UTC")
+    return str(value)
+
+
+def _item_line(entry: dict[str, Any], russian: bool) -> str:
+    """«#706 — 29 ноября 03:00 UTC, done»: an item's id, then its short facts."""
+    facts = [_fact(k, v, russian) for k, v in entry.items() if k != "id" and _scalar(v)]
+    ident = f"#{entry['id']}" if _scalar(entry.get("id")) else ""
+    return " — ".join(part for part in (ident, ", ".join(facts[:3])) if part)
 
 
 # What a question is about, and the objects an exchange named: the offline model's memory

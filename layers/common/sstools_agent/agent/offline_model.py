@@ -71,6 +71,8 @@ from sstools_agent.domain.attachment_content import (
     without_attachment_blocks,
 )
 from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation, ToolSpec
+from sstools_agent.domain.errors import WRITE_STATUS_UNKNOWN_MESSAGE
+from sstools_agent.domain.glossary import tool_label
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 from sstools_agent.domain.tool_routing import FOLLOW_UP, SEARCHING
@@ -1266,7 +1268,17 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         return say(russian, "", "Understood: the operation was cancelled, nothing ran.")
     # The last line: a note about an edited call (`with_edit_notes`) comes before the result
     detail = _text_of(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
-    return say(russian, f"Не удалось выполнить {tool}: {detail}", f"{tool} failed: {detail}")
+    if not russian:
+        return f"{tool} failed: {detail}"
+    # In words, as the tool card says it (its details hold the upstream's own); a write whose
+    # status is unknown says so: it may have changed something
+    if WRITE_STATUS_UNKNOWN_MESSAGE in detail:
+        what = "статус операции неизвестен — проверьте статус, прежде чем повторять"
+    elif "no answer within" in detail:
+        what = "ss-tools не ответил вовремя, результата нет"
+    else:
+        what = "ss-tools ответил ошибкой, результата нет"
+    return f"Не получилось: «{tool_label(tool)}» — {what}."
 
 
 class OfflineChatModel(BaseChatModel):

@@ -42,8 +42,8 @@ from ag_ui.encoder import EventEncoder
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from sstools_agent.chat.prepared_turn import PreparedTurn, ThreadRules
 from sstools_agent.chat.request import ChatRequestBody
-from sstools_agent.chat.turns import PreparedTurn, ThreadRules
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
@@ -71,6 +71,7 @@ from sstools_agent.domain.confirmations import (
     NoPendingConfirmationError,
 )
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.http.refusals import refusal_of
 
 logger = logging.getLogger(__name__)
 
@@ -285,6 +286,17 @@ class AgUiEncoder:
         error = RunErrorEvent(message=message, code=code.value, metadata=metadata)
         self._ended = True
         return self._encode([*self._opening(), error])
+
+    def refused(self, refusal: Exception, action: str | None) -> bytes:
+        """A whole run for a request AG-UI's interrupt rules refuse (`INTERRUPT_REFUSALS`):
+        RUN_ERROR with the refusal table's code and text, and, for new input while an interrupt
+        is open, which one to answer. A «no» to an interrupt whose expiry was told already has
+        its answer instead: it is resolved, as expired (`expiry_told`)."""
+        if isinstance(refusal, ConfirmationExpired) and action == "deny":
+            return self.expiry_told()
+        _, code, detail = refusal_of(refusal)
+        metadata = waiting_card(refusal.confirmation) if isinstance(refusal, CardWaits) else None
+        return self.refusal(code, detail, metadata)
 
     def expiry_told(self) -> bytes:
         """A whole run for a «no» to an interrupt whose expiry was told already (at expiry

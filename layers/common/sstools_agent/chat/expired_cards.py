@@ -10,7 +10,7 @@ history gets `confirm_resolved(expired)` and the cancellation text, at expiry ti
 
 It is a best effort with a backstop: a conversation another run holds (a turn under way), or one
 that no longer waits on the card (it was answered, or told already), is left as it is, and the
-next access resolves the card as before (`ChatTurns._settle_confirmation`).
+next access resolves the card as before (`TurnCards.settle_before_message`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from enum import StrEnum
 
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation
-from sstools_agent.chat.turns import ChatTurns, PreparedTurn
+from sstools_agent.chat.prepared_turn import PreparedTurn
+from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.chat_events import ChatEvent, ErrorEvent
 from sstools_agent.domain.confirmations import (
     ConfirmationDecided,
@@ -31,6 +32,7 @@ from sstools_agent.domain.confirmations import (
 )
 from sstools_agent.domain.conversations import ConversationArchived, ConversationBusy
 from sstools_agent.domain.identity import Principal
+from sstools_agent.domain.ports import AuditSink, ConfirmationStore, ConversationStore
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +55,19 @@ class ExpiryTold(StrEnum):
 class ExpiryRecorder:
     """Tells a conversation that its card expired, when the timer ends."""
 
-    def __init__(self, turns: ChatTurns, agent: Callable[[], ChatAgent]) -> None:
+    def __init__(
+        self,
+        turns: ChatTurns,
+        agent: Callable[[], ChatAgent],
+        store: ConversationStore,
+        confirmations: ConfirmationStore,
+        audit: AuditSink,
+    ) -> None:
+        """Built by `wiring.chat.ChatDeps.expiry_recorder()`, over the same collaborators as
+        `turns`; `audit` is the sink the turns write to: its records leave when the caller
+        flushes it."""
         self.turns, self.agent = turns, agent
+        self.store, self.confirmations, self.audit = store, confirmations, audit
 
     async def tell(self, confirmation_id: str) -> ExpiryTold:
         """Closes the call `confirmation_id`'s card waits on as expired, in its conversation."""
@@ -77,10 +90,10 @@ class ExpiryRecorder:
 
     async def _locked(self, confirmation_id: str) -> PreparedTurn | ExpiryTold:
         """The conversation held for telling the card's expiry, or why it is not told here."""
-        confirmation = await self.turns.confirmations.get(confirmation_id)
+        confirmation = await self.confirmations.get(confirmation_id)
         if confirmation is None or confirmation.status is not ConfirmationStatus.EXPIRED:
             return ExpiryTold.NOT_EXPIRED
-        conversation = await self.turns.store.get(confirmation.conversation_id)
+        conversation = await self.store.get(confirmation.conversation_id)
         if conversation is None or conversation.pending_confirmation_id != confirmation_id:
             return ExpiryTold.ALREADY_SETTLED
         try:
@@ -106,4 +119,4 @@ class ExpiryRecorder:
     ) -> AsyncGenerator[ChatEvent]:
         for event in await self.agent().close_expired(conversation_id, pending):
             yield event
-        await self.turns.store.clear_pending_confirmation(conversation_id, confirmation_id)
+        await self.store.clear_pending_confirmation(conversation_id, confirmation_id)

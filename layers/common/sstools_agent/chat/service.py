@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from sstools_agent.adapters.service_tokens import ServiceTokenSource, ServiceTokenUnavailable
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.chat.attachments import CheckedFile
+from sstools_agent.chat.prepared_turn import CHAT_THREADS, PreparedTurn, ThreadRules
 from sstools_agent.chat.request import ChatRequestBody
-from sstools_agent.chat.turns import CHAT_THREADS, ChatTurns, PreparedTurn, ThreadRules
+from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attachments import AttachmentRejected
 from sstools_agent.domain.audit import AuditKind, AuditRecord, audited_ui_context
 from sstools_agent.domain.chat_events import ChatEvent
-from sstools_agent.domain.conversations import NotRunning, parse_event_id
+from sstools_agent.domain.conversations import parse_event_id
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal
 from sstools_agent.domain.ports import AuditSink
@@ -111,7 +112,7 @@ class ChatService:
         if not body.files:
             return []
         try:
-            return await self.turns.attachments.checked(
+            return await self.turns.checked_files(
                 principal.subject, [ref.file_id for ref in body.files]
             )
         except AttachmentRejected as rejected:
@@ -134,10 +135,9 @@ class ChatService:
         """The turn's events with their ids (None for one said anew on a reconnect): a replay
         for `resume`, else the run itself."""
         if opened.turn.action == "resume":
-            return self.turns.follow(opened.turn)
+            return self.turns.replay(opened.turn)
         return self.turns.stream(opened.turn, opened.context)
 
     async def cancel(self, principal: Principal, conversation_id: str) -> None:
         """Asks the run holding `conversation_id` (the caller's) to stop; NotRunning if none."""
-        if not await self.turns.store.request_cancel(conversation_id, principal.subject):
-            raise NotRunning(conversation_id)
+        await self.turns.request_stop(conversation_id, principal.subject)

@@ -298,7 +298,7 @@ def _json_block(info: AttachmentInfo, body: bytes, shape: JsonShape, budget: int
     for _ in range(_FIT_ATTEMPTS):
         summary = json.loads(summarise_json(value, max(room, 2)).content)
         if isinstance(value, list) and not whole:
-            summary = _whole_count(summary, shape.item_count or 0)
+            summary = _whole_count(summary, shape.item_count or 0, len(value))
         block = _block(head | facts | {"json": summary})
         if len(block) <= budget:
             return block
@@ -306,14 +306,18 @@ def _json_block(info: AttachmentInfo, body: bytes, shape: JsonShape, budget: int
     return _cut_block(head)
 
 
-def _whole_count(summary: Any, item_count: int) -> Any:
-    """An array's summary made from its first items, told the whole file's count."""
-    if isinstance(summary, dict) and summary.get("truncated") is True and "items" in summary:
-        return summary | {"total_count": item_count}
+def _whole_count(summary: Any, item_count: int, read: int) -> Any:
+    """An array's summary made from its first `read` items, told the whole file's count: what
+    it left out is counted over the whole file, and the breakdowns of the items read (per
+    status, newest, largest) are dropped, since the unread items would change them."""
     if isinstance(summary, list):
-        items = {"items": summary, "total_count": item_count, "shown": len(summary)}
-        return items | {"truncated": True}
-    return summary
+        summary = {"items": summary, "shown": len(summary), "truncated": True}
+    if not (isinstance(summary, dict) and summary.get("truncated") is True and "items" in summary):
+        return summary
+    shown = int(summary.get("shown", 0))
+    whole = {k: v for k, v in summary.items() if k != "status_counts"}
+    omitted = {"count": max(item_count - shown, 0), "not_read": max(item_count - read, 0)}
+    return whole | {"total_count": item_count, "omitted": omitted}
 
 
 def _text_block(

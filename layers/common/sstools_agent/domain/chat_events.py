@@ -232,10 +232,11 @@ class ConfirmRequired(ChatEvent):
         tool = self.decision.get("tool")
         return None if tool is None else str(tool)
 
-    def held_as(
+    def answerable_as(
         self, confirmation_id: str, expires_at: str, plan: dict[str, Any] | None = None
     ) -> ConfirmRequired:
-        """This card with the id, expiry and plan of the confirmation that holds it."""
+        """This card as the user can answer it: with the id, expiry and plan of the confirmation
+        that holds it."""
         return replace(self, confirmation_id=confirmation_id, expires_at=expires_at, plan=plan)
 
     @property

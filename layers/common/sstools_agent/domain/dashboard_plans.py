@@ -4,6 +4,7 @@ generated description, a new LLM review): the dashboard as it is now, read with
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +29,7 @@ def _git(dashboard: Mapping[str, Any]) -> Mapping[str, Any]:
     return git if isinstance(git, Mapping) else {}
 
 
-class _DashboardPlan:
+class _DashboardPlan(ABC):
     """A plan about one dashboard in the call's environment: one `search_dashboards` read, a
     title naming the action and the dashboard, and what the dashboard holds now (`now`); a
     dashboard the environment does not have is said, not guessed."""
@@ -63,11 +64,11 @@ class _DashboardPlan:
     def unread(self, args: Mapping[str, Any], env_id: str | None, why: str) -> ChangePlan:
         return ChangePlan(self._title(args, env_id, None), self.known, unread=unread_line(why))
 
+    @abstractmethod
     def now(
         self, args: Mapping[str, Any], dashboard: Mapping[str, Any]
     ) -> tuple[tuple[str, ...], dict[str, Any]]:
         """What the call will do given the dashboard as it is now, and what an approval binds."""
-        raise NotImplementedError
 
     def _title(
         self, args: Mapping[str, Any], env_id: str | None, dashboard: Mapping[str, Any] | None

@@ -1,9 +1,17 @@
 """Structured summaries of large tool outputs: what the model gets instead of an output over budget.
 
-An output over the budget (4000 characters of JSON) is not cut mid-structure: arrays keep their
-first N items plus the total count, objects are summarised recursively with ids, names and counts
-kept first, long text is cut at a sentence boundary. N is fitted to the budget by bisection. The
-result is always valid JSON within the budget; the UI still receives the full output.
+An output over the budget (4000 characters of JSON) is not cut mid-structure: arrays keep N
+items plus the total count, objects are summarised recursively with ids, names and counts kept
+first, long text is cut at a sentence boundary. N is fitted to the budget by bisection. The result
+is always valid JSON within the budget; the UI still receives the full output.
+
+A cut array keeps the items that matter (`item_importance.ImportanceOrder`: failing before warning
+before ok, then the newest, then the largest), the most important first, and tells the model what
+it left out: `{"items", "total_count", "shown", "truncated", "omitted": {"count", "by_status",
+"newest", "largest"}}`, with `status_counts` (the whole list's, per status) and `ranked_by` (the
+fields that ranked it) when its items have such fields. Every count is the whole list's, so a
+model can say «и ещё N» and be right. An array whose items have none of these fields keeps its
+first N items (SQL rows stay in the order the query gave them).
 
 The model receives the summary inside a delimited data block (`render_tool_output_block`), escaped
 as the page-context block is, so text inside an output (a dataset named `</tool_output> ignore
@@ -18,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from sstools_agent.domain.item_importance import ImportanceOrder, RankedItems
 from sstools_agent.domain.ui_context import encode_prompt_data
 
 DEFAULT_BUDGET_CHARS: Final = 4000
@@ -88,48 +97,99 @@ def _ordered_keys(value: Mapping[str, Any]) -> list[str]:
     return sorted(value, key=rank)
 
 
-def _summarise(value: Any, limits: _Limits) -> Any:
-    if isinstance(value, str):
-        return cut_text(value, limits.text)
-    if isinstance(value, list):
-        kept = [_summarise(item, limits) for item in value[: limits.items]]
-        if len(value) <= limits.items:
-            return kept
-        return {
+@dataclass(frozen=True, slots=True)
+class _ListPlan:
+    """How one list is cut: the order its items are kept in, and their ranking when their
+    fields declare one (None: the first come first)."""
+
+    order: list[int]
+    ranked: RankedItems | None
+
+    @classmethod
+    def of(cls, items: list[Any]) -> _ListPlan:
+        ranking = ImportanceOrder.of(items)
+        if ranking is None:
+            return cls(list(range(len(items))), None)
+        ranked = ranking.ranked(items)
+        return cls(ranked.indices, ranked)
+
+    def cut(self, total: int, kept: list[Any]) -> dict[str, Any]:
+        """The list's summary around its kept (already summarised) items: the whole list's
+        counts, and what the cut left out."""
+        shown = len(kept)
+        summary: dict[str, Any] = {
             "items": kept,
-            "total_count": len(value),
-            "shown": len(kept),
+            "total_count": total,
+            "shown": shown,
             "truncated": True,
         }
-    if isinstance(value, dict):
-        keys = _ordered_keys(value)
-        summary = {str(key): _summarise(value[key], limits) for key in keys[: limits.keys]}
-        if len(keys) > limits.keys:
-            summary["omitted_keys"] = len(keys) - limits.keys
+        omitted: dict[str, Any] = {"count": total - shown}
+        if self.ranked is not None:
+            summary["ranked_by"] = self.ranked.fields
+            if (counts := self.ranked.status_counts()) is not None:
+                summary["status_counts"] = counts
+                omitted["by_status"] = self.ranked.status_counts(shown)
+            if (newest := self.ranked.newest(shown)) is not None:
+                omitted["newest"] = newest
+            if (largest := self.ranked.largest(shown)) is not None:
+                omitted["largest"] = largest
+        summary["omitted"] = omitted
         return summary
-    return value
 
 
-def _fits(value: Any, limits: _Limits, budget: int) -> str | None:
-    text = to_json(_summarise(value, limits))
-    return text if len(text) <= budget else None
+class _Summariser:
+    """Summarises one output under given limits; each list's ranking is worked out once."""
 
+    def __init__(self) -> None:
+        # Keyed by id(): the lists are the output's own, alive while it is being summarised.
+        self._plans: dict[int, _ListPlan] = {}
 
-def _fit_items(value: Any, text_limit: int, key_limit: int, budget: int) -> tuple[int, str] | None:
-    """The largest item count (bisected) that fits with its JSON, or None if zero items do not."""
-    fitted = _fits(value, _Limits(0, text_limit, key_limit), budget)
-    if fitted is None:
-        return None
-    best = (0, fitted)
-    low, high = 0, max(_longest_list(value), 1)
-    while low < high:
-        middle = (low + high + 1) // 2
-        candidate = _fits(value, _Limits(middle, text_limit, key_limit), budget)
-        if candidate is None:
-            high = middle - 1
-        else:
-            low, best = middle, (middle, candidate)
-    return best
+    def plan(self, items: list[Any]) -> _ListPlan:
+        found = self._plans.get(id(items))
+        if found is None:
+            found = self._plans[id(items)] = _ListPlan.of(items)
+        return found
+
+    def summarise(self, value: Any, limits: _Limits) -> Any:
+        if isinstance(value, str):
+            return cut_text(value, limits.text)
+        if isinstance(value, list):
+            if len(value) <= limits.items:
+                return [self.summarise(item, limits) for item in value]
+            plan = self.plan(value)
+            chosen = plan.order[: limits.items]
+            kept = [self.summarise(value[index], limits) for index in chosen]
+            return plan.cut(len(value), kept)
+        if isinstance(value, dict):
+            keys = _ordered_keys(value)
+            summary = {str(key): self.summarise(value[key], limits) for key in keys[: limits.keys]}
+            if len(keys) > limits.keys:
+                summary["omitted_keys"] = len(keys) - limits.keys
+            return summary
+        return value
+
+    def fits(self, value: Any, limits: _Limits, budget: int) -> str | None:
+        text = to_json(self.summarise(value, limits))
+        return text if len(text) <= budget else None
+
+    def fit_items(
+        self, value: Any, text_limit: int, key_limit: int, budget: int
+    ) -> tuple[int, str] | None:
+        """The largest item count (bisected) that fits with its JSON, or None if zero items
+        do not."""
+        fitted = self.fits(value, _Limits(0, text_limit, key_limit), budget)
+        if fitted is None:
+            return None
+        best = (0, fitted)
+        low, high = 0, max(_longest_list(value), 1)
+        while low < high:
+            middle = (low + high + 1) // 2
+            candidate = self.fits(value, _Limits(middle, text_limit, key_limit), budget)
+            if candidate is None:
+                high = middle - 1
+            else:
+                low, best = middle, (middle, candidate)
+        return best
 
 
 def _longest_list(value: Any) -> int:
@@ -161,10 +221,11 @@ def summarise_tool_output(output: Any, budget: int = DEFAULT_BUDGET_CHARS) -> To
         return ToolOutputSummary(content, len(raw), len(content), summarised=True)
     # Prefer shorter texts and fewer keys over dropping items below a useful handful.
     wanted_items = min(MIN_USEFUL_ITEMS, _longest_list(output))
+    summariser = _Summariser()
     for required_items in (wanted_items, 0):
         for text_limit in _TEXT_LIMITS:
             for key_limit in _KEY_LIMITS:
-                fitted = _fit_items(output, text_limit, key_limit, budget)
+                fitted = summariser.fit_items(output, text_limit, key_limit, budget)
                 if fitted is not None and fitted[0] >= required_items:
                     content = fitted[1]
                     return ToolOutputSummary(content, len(raw), len(content), summarised=True)

@@ -17,6 +17,8 @@ from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.models import build_chat_model
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.attachments import ChatAttachments
+from sstools_agent.chat.expired_cards import ExpiryRecorder
+from sstools_agent.chat.service import ChatService
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
@@ -114,8 +116,9 @@ def upstream_client_from(settings: ToolSettings) -> UpstreamToolClient:
 
 @dataclass(frozen=True, slots=True)
 class ChatDeps:
-    """The chat function's collaborators. `turns` is derived from the others, so replacing one
-    (`dataclasses.replace(deps, audit=MemoryAudit())`) reaches everything that uses it."""
+    """The chat function's collaborators. `turns` and `service` are derived from the others, so
+    replacing one (`dataclasses.replace(deps, audit=MemoryAuditSink())`) reaches everything that
+    uses it."""
 
     agent: Callable[[], ChatAgent]
     store: ConversationStore
@@ -135,6 +138,8 @@ class ChatDeps:
     stream_coalesce_s: float = DEFAULT_STREAM_COALESCE_S
     stream_heartbeat_s: float = DEFAULT_STREAM_HEARTBEAT_S
     turns: ChatTurns = field(init=False, repr=False, compare=False)
+    service: ChatService = field(init=False, repr=False, compare=False)
+    """What the chat routes call: the turns behind the page context's and the token's checks."""
 
     def __post_init__(self) -> None:
         turns = ChatTurns(
@@ -149,6 +154,17 @@ class ChatDeps:
             attachments=self.attachments,
         )
         object.__setattr__(self, "turns", turns)
+        service = ChatService(
+            turns,
+            environments=self.environments,
+            audit=self.audit,
+            service_token=self.service_token,
+        )
+        object.__setattr__(self, "service", service)
+
+    def expiry_recorder(self) -> ExpiryRecorder:
+        """What the expiry function tells expired cards with, over these collaborators."""
+        return ExpiryRecorder(self.turns, self.agent, self.store, self.confirmations, self.audit)
 
 
 def chat_attachments_from(settings: ChatSettings) -> ChatAttachments:

@@ -21,7 +21,7 @@ from sstools_agent.domain.tool_outputs import MAX_ITEM_BYTES
 META: Final = "META"
 EVENTS_PER_CHUNK: Final = 500
 """Events per stored chunk at most (fewer when their bytes would pass `MAX_ITEM_BYTES`): as many
-as the event writer flushes at once (`chat.turns.FLUSH_EVERY_EVENTS`), so a flush is one PutItem
+as the event writer flushes at once (`chat.event_log.FLUSH_EVERY_EVENTS`), so a flush is one PutItem
 unless its bytes need more."""
 LOCK_CONDITION: Final = (
     "attribute_exists(PK) AND #owner = :owner AND is_archived = :false AND "

@@ -1,4 +1,5 @@
-"""The agent's real surroundings for tests: moto, the sample upstream over HTTP, demo users."""
+"""The agent's real surroundings, for the tests, `make bench` and `make eval`: moto, the sample
+upstream over HTTP, demo users, the agent and the chat app over them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pydantic import Field, SecretStr
 from functions.chat.app import create_app as create_chat_app
 from local.demo_users import DEMO_USERS
 from local.fault_injection import FaultPlan, serve_with_faults
+from local.moto import aws_subprocess_stack
 from local.sample_upstream.app import create_app
 from local.sample_upstream.seed import UpstreamState, seeded_state
 from sstools_agent.adapters.checkpointer import checkpointer_from
@@ -23,7 +25,6 @@ from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
 from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent, InMemoryConfirmedCall
-from sstools_agent.domain.audit import AuditRecord
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwksKeys
 from sstools_agent.domain.ports import BlobStore
@@ -38,32 +39,8 @@ from sstools_agent.wiring.adapters import (
     user_verifier_from,
 )
 from sstools_agent.wiring.chat import build_chat, tool_policy_from
-from tests.support.aws import aws_subprocess_stack
 
 user_issuer = user_token_issuer_from
-
-
-class NoAudit:
-    """An audit sink that keeps nothing, for runs that measure or score, not audit."""
-
-    def emit(self, record: object) -> None:
-        """Nothing is kept."""
-
-    def flush(self) -> None:
-        """Nothing is held."""
-
-
-class MemoryAudit:
-    """An audit sink that keeps its records in memory, for tests that read them."""
-
-    def __init__(self) -> None:
-        self.records: list[AuditRecord] = []
-
-    def emit(self, record: AuditRecord) -> None:
-        self.records.append(record)
-
-    def flush(self) -> None:
-        """Nothing is held."""
 
 
 @contextmanager
@@ -181,7 +158,8 @@ class AgentStack:
         parsed: UIContext | None = None
         if ui_context is not None:
             result = parse_ui_context(ui_context, self.policy.environments)
-            assert isinstance(result, UIContext), result
+            if not isinstance(result, UIContext):
+                raise TypeError(f"not a valid page context: {result}")
             parsed = result
         return AgentRunContext(
             principal=principal,
@@ -272,6 +250,7 @@ def chat_app(
         prefetch_timeout_s=prefetch_timeout_s,
         outputs=outputs or deps.outputs,
     )
-    assert isinstance(deps.store, DynamoDBConversationStore)  # the tests read it directly too
+    if not isinstance(deps.store, DynamoDBConversationStore):  # the tests read it directly too
+        raise TypeError("the stack's conversation store is DynamoDB's (on moto)")
     app = create_chat_app(deps, origin_verify_secret=origin_verify_secret)
     return app, deps.store, agent

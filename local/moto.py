@@ -1,4 +1,5 @@
-"""A moto server for tests: real HTTP, AWS APIs in memory, resources from template.yaml."""
+"""moto for the tests, `make bench` and `make eval`: real HTTP, AWS APIs in memory, resources from
+template.yaml (in this process, or in one of its own)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def aws_stack() -> Iterator[tuple[str, LocalResources]]:
 def moto_subprocess() -> Iterator[str]:
     """moto in its own process (benchmarks: it must not share the GIL with what is measured)."""
     port = free_port()
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # noqa: S603 (this interpreter, fixed arguments)
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -16,28 +16,33 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlencode
 
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, ViewportSize, expect
 from pydantic import Field
 
 from functions.api.app import create_app as create_api_app
-from local.gateway import LocalGateway
-from local.page import LOCAL_BUILD, PageConfig, page_app
-from local.servers import serve
-from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
-from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
-from sstools_agent.wiring.api import build_api
-from tests.support.agent_stack import (
+from local.agent_stack import (
     AgentStack,
-    NoAudit,
     RecordingOfflineModel,
     chat_app,
     minted_service_tokens,
     user_issuer,
 )
+from local.gateway import LocalGateway
+from local.page import LOCAL_BUILD, PageConfig, page_app
+from local.servers import serve
+from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
+from sstools_agent.adapters.memory import MemoryAuditSink
+from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
+from sstools_agent.wiring.api import build_api
 
-ROOT: Final = Path(__file__).resolve().parents[2]
+ROOT: Final = Path(__file__).resolve().parents[1]
 ARTIFACTS: Final = ROOT / "build" / "test-artifacts" / "browser"
-TOKEN_KEY: Final = "ss-tools.auth.token"
+TOKEN_KEY: Final = "ss-tools.auth.token"  # noqa: S105 (the storage key's name, not a secret)
+DESKTOP: Final = ViewportSize(width=1440, height=900)
+PHONE: Final = ViewportSize(width=390, height=844)
+NARROWEST: Final = ViewportSize(width=320, height=640)
+"""The widths the page must lay out at: a desktop, a phone, and the narrowest a phone gets."""
+AXE_SOURCE: Final = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
 CHROMIUM_ARGS: Final = (
     "--headless=new",
     "--no-sandbox",
@@ -148,7 +153,7 @@ def page_stack(
     """The chat and REST functions and the built page behind the local gateway, under uvicorn."""
     model = FlakyOfflineModel(knobs=ModelKnobs(token_delay_s=token_delay_s))
     switch = ServiceTokenSwitch(stack)
-    chat, store, _ = chat_app(stack, model, audit=NoAudit(), service_token=switch)
+    chat, store, _ = chat_app(stack, model, audit=MemoryAuditSink(), service_token=switch)
     api = create_api_app(build_api(stack.settings))
     # Tests do not wait 5 x 5 s for an unreachable backend: the page's config says how long.
     config: PageConfig = {
@@ -216,7 +221,8 @@ class AgentPage:
     def conversation_id(self) -> str:
         """The tab's conversation, as its URL names it (`#c=<id>`)."""
         match = re.search(r"#c=([A-Za-z0-9-]+)", self.page.url)
-        assert match, f"no conversation in {self.page.url}"
+        if match is None:
+            raise AssertionError(f"no conversation in {self.page.url}")
         return match.group(1)
 
     def screenshot(self, state: str) -> Path:
@@ -228,13 +234,105 @@ class AgentPage:
         return path
 
 
-def signed_in_context(browser: Browser, token: str) -> BrowserContext:
-    """A fresh browser profile in which ss-tools has stored this user's token."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ru-RU")
-    context.add_init_script(f"localStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)})")
+def signed_in_context(
+    browser: Browser, token: str, viewport: ViewportSize | None = None
+) -> BrowserContext:
+    """A fresh browser profile in which ss-tools has stored this user's token (none: nobody is
+    signed in)."""
+    size = viewport or ViewportSize(width=1280, height=900)
+    context = browser.new_context(viewport=size, locale="ru-RU", is_mobile=size["width"] < 500)
+    if token:
+        context.add_init_script(
+            f"localStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)})"
+        )
     return context
 
 
 def another_tab(tab: AgentPage, name: str = "tab2") -> AgentPage:
     """A second tab in the same browser profile (the same signed-in user)."""
     return AgentPage(tab.page.context.new_page(), tab.origin, f"{tab.name}-{name}")
+
+
+def axe_violations(page: Page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:
+    """What axe-core (web/node_modules, pinned in web/package.json) finds on the page as it is
+    now, at these impacts: one line per rule, with the elements it names. It is evaluated through
+    the DevTools protocol, which the page's content security policy does not govern (an injected
+    <script> would be refused, and rightly)."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE_SOURCE.read_text(encoding="utf-8") + "\n;undefined")
+    found: list[dict[str, Any]] = page.evaluate(
+        """async (impacts) => {
+            const result = await window.axe.run(document, {resultTypes: ["violations"]});
+            return result.violations
+                .filter((v) => impacts.includes(v.impact))
+                .map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                              targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 5)}));
+        }""",
+        list(impacts),
+    )
+    return [f"{v['impact']} {v['id']}: {v['help']} ({', '.join(v['targets'])})" for v in found]
+
+
+BROKEN_WORDS_JS: Final = """() => {
+    // Words of the page's own text that a line break cuts (a track too narrow: «Соо/бще/ние»).
+    // Longer runs (ids, paths) may break anywhere by design and are not counted.
+    const broken = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const parent = node.parentElement;
+        if (!parent || !parent.checkVisibility()) continue;
+        for (const match of node.data.matchAll(/[\\p{L}\\p{N}]{2,24}/gu)) {
+            const range = document.createRange();
+            range.setStart(node, match.index);
+            range.setEnd(node, match.index + match[0].length);
+            const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+            if (tops.size > 1) broken.push(match[0]);
+        }
+    }
+    for (const field of document.querySelectorAll("textarea, input:not([type=checkbox])")) {
+        // a placeholder is not text the walker sees: a field narrower than ten letters cuts it
+        if (field.checkVisibility() && field.clientWidth < 120) {
+            broken.push(`field ${field.clientWidth}px`);
+        }
+    }
+    return broken;
+}"""
+
+
+def broken_words(page: Page) -> list[str]:
+    """Words the page shows cut across lines, and fields too narrow to read (should be none)."""
+    found: list[str] = page.evaluate(BROKEN_WORDS_JS)
+    return found
+
+
+OVERFLOW_JS: Final = """() => {
+    // Elements that reach past the viewport's right edge (a page wider than the phone)
+    const width = document.documentElement.clientWidth;
+    const out = [];
+    for (const el of document.querySelectorAll("body *")) {
+        if (!el.checkVisibility()) continue;
+        const box = el.getBoundingClientRect();
+        if (box.width === 0) continue;
+        // inside a scrolled box (a <pre>, the message list scrolled) the box clips it
+        let clipped = false;
+        for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+            const style = getComputedStyle(p);
+            if (style.overflowX !== "visible" && p.getBoundingClientRect().right <= width + 1) {
+                clipped = true;
+                break;
+            }
+        }
+        if (!clipped && box.right > width + 1) {
+            out.push(`${el.tagName.toLowerCase()}.${el.className} ${Math.round(box.right)}px`);
+        }
+    }
+    const page = document.documentElement.scrollWidth;
+    if (page > width + 1) out.push(`page ${page}px`);
+    return out.slice(0, 10);
+}"""
+
+
+def overflowing(page: Page) -> list[str]:
+    """Elements that stick out past the viewport's right edge (should be none)."""
+    found: list[str] = page.evaluate(OVERFLOW_JS)
+    return found
