@@ -136,3 +136,89 @@ def test_an_answer_is_the_result_by_its_shape_in_the_users_language():
     answer = reply("какие у нас окружения?", called, result, context=page(None, None))
     assert "prod" in str(answer.content)
     assert "окружени" in str(answer.content)
+
+
+def test_the_page_object_is_the_argument_of_a_question_about_it():
+    # «есть ли» asks a question; it is not a search for other objects
+    answer = reply("есть ли проблемы с этим датасетом?", context=page("dataset", "15"))
+    assert call(answer) == ("superset_explore_database", {"dataset_id": 15})
+
+
+def test_an_action_on_the_page_object_is_called_not_its_listing():
+    answer = reply("запусти эту миграцию", context=page("migration", "1"))
+    assert call(answer) == (
+        "execute_migration",
+        {"migration_id": 1, "target_env_id": "ss-dev"},
+    )
+
+
+def test_tools_in_a_result_are_named_by_the_catalogs_label_in_the_users_language():
+    called = AIMessage(
+        "", tool_calls=[{"name": "show_capabilities", "args": {}, "id": "c1", "type": "tool_call"}]
+    )
+    result = ToolMessage(
+        json.dumps({"tools": [{"name": "list_migrations", "operation": "read"}]}),
+        tool_call_id="c1",
+        name="show_capabilities",
+    )
+    answer = reply("что ты умеешь?", called, result, context=page(None, None))
+    assert "list_migrations" not in str(answer.content)
+    assert "миграц" in str(answer.content)
+
+
+@pytest.mark.parametrize(("said", "dashboard"), [("второго", 7), ("the first one", 3)])
+def test_an_ordinal_picks_that_item_of_the_last_result(said: str, dashboard: int):
+    called = AIMessage(
+        "", tool_calls=[{"name": "search_dashboards", "args": {"query": "энерг"}, "id": "c1",
+                         "type": "tool_call"}],
+    )  # fmt: skip
+    result = ToolMessage(
+        json.dumps({"dashboards": [{"id": 3}, {"id": 7}, {"id": 9}]}),
+        tool_call_id="c1",
+        name="search_dashboards",
+    )
+    answer = reply(
+        "найди дашборды про энергию", called, result, f"запусти проверку для {said}",
+        context=page(None, None),
+    )  # fmt: skip
+    assert call(answer) == ("run_llm_validation", {"dashboard_id": dashboard})
+
+
+@pytest.mark.parametrize(
+    ("said", "status"),
+    [("какие миграции упали?", "failed"), ("Is any migration running right now?", "running")],
+)
+def test_a_value_of_a_closed_set_is_taken_from_the_message(said: str, status: str):
+    assert call(reply(said, context=page(None, None))) == ("list_migrations", {"status": status})
+
+
+def test_the_one_an_earlier_list_marks_by_status_is_the_argument():
+    called = AIMessage(
+        "", tool_calls=[{"name": "list_migrations", "args": {}, "id": "c1", "type": "tool_call"}]
+    )
+    result = ToolMessage(
+        json.dumps({"migrations": [{"id": 1, "status": "done"}, {"id": 3, "status": "failed"}]}),
+        tool_call_id="c1",
+        name="list_migrations",
+    )
+    answer = reply(
+        "Show me all migrations", called, result, "What's the plan of the one that failed?",
+        context=page(None, None),
+    )  # fmt: skip
+    assert call(answer) == ("get_migration_plan", {"migration_id": 3})
+
+
+def test_a_pronoun_after_a_list_of_one_is_that_item_not_the_page():
+    called = AIMessage(
+        "", tool_calls=[{"name": "list_migrations", "args": {"status": "failed"}, "id": "c1",
+                         "type": "tool_call"}],
+    )  # fmt: skip
+    result = ToolMessage(
+        json.dumps({"migrations": [{"id": 3, "status": "failed"}]}),
+        tool_call_id="c1",
+        name="list_migrations",
+    )
+    answer = reply(
+        "какие миграции упали?", called, result, "покажи её план", context=page("migration", "1")
+    )
+    assert call(answer) == ("get_migration_plan", {"migration_id": 3})

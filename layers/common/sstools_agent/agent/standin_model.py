@@ -103,6 +103,7 @@ class _Turn:
     """The previous message, when this one answers the model's question or repeats a request."""
     remembered: list[Any] = field(default_factory=list)
     """Earlier calls' arguments and results, the latest first."""
+    last_tool: str | None = None
 
     @property
     def texts(self) -> list[str]:
@@ -159,13 +160,21 @@ class StandinChatModel(BaseChatModel):
         schemas = {f["name"]: f.get("parameters") or {} for f in functions}
         return self.model_copy(update={"schemas": schemas})
 
-    def ranked(self, text: str, page_object: str | None = None) -> tuple[list[str], list[str]]:
-        """The catalog tools the router ranks for the text, best first; and those followed by
-        the tools its intent (help, maintenance, a dashboard question) offers unasked."""
+    def ranked(
+        self, text: str, page_object: str | None = None, after: str | None = None
+    ) -> tuple[list[str], list[str]]:
+        """The catalog tools the router ranks for the text, best first (of two equally named,
+        the one about the same object as the last call, `after`); and those followed by the
+        tools its intent (help, maintenance, a dashboard question) offers unasked."""
         router = self.router if isinstance(self.router, ToolRouter) else _KEYWORD_ROUTER
         decision = router.route(text, CATALOG.names, page_object=page_object)
+        scores, before = router.keyword_scores(text), CATALOG.get(after or "")
+        ranked = sorted(
+            decision.ranked,
+            key=lambda t: (-scores.get(t, 0), before is None or _affinity(t) != before.affinity),
+        )
         unasked = decision.offered if decision.intent in _MEANINGFUL else ()
-        return list(decision.ranked), list(dict.fromkeys((*decision.ranked, *unasked)))
+        return ranked, list(dict.fromkeys((*ranked, *unasked)))
 
     def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The whole reply to a conversation: tool calls, or an answer."""
@@ -173,11 +182,11 @@ class StandinChatModel(BaseChatModel):
             return AIMessage(content=_answer_from_results(messages))
         turn = _read(messages)
         page_object = turn.page.get("objectType")
-        own, ranked = self.ranked(turn.text, page_object)
+        own, ranked = self.ranked(turn.text, page_object, turn.last_tool)
         previous = _previous(messages)
         if previous is not None and (FOLLOW_UP.search(turn.text) or not own):
             turn.earlier = previous
-            own, ranked = self.ranked(f"{previous}\n{turn.text}", page_object)
+            own, ranked = self.ranked(f"{previous}\n{turn.text}", page_object, turn.last_tool)
         last = messages[-1] if messages else None
         files = read_attachment_blocks(read.content_text(last)) if last is not None else []
         about_files = _ABOUT_FILES.search(turn.text) or not set(own) & set(self.schemas)
@@ -267,6 +276,7 @@ def _read(messages: Sequence[BaseMessage]) -> _Turn:
     for message in messages:
         if isinstance(message, AIMessage):
             turn.remembered[:0] = [call["args"] for call in message.tool_calls]
+            turn.last_tool = next((c["name"] for c in message.tool_calls), turn.last_tool)
         elif isinstance(message, ToolMessage) and message.status != "error":
             turn.remembered.insert(0, read.as_data(read.content_text(message)))
     turn.remembered.append(turn.summary.get("args") or {})
@@ -315,6 +325,20 @@ def _recalled(key: str, turn: _Turn) -> list[Any]:
         if into:
             return list(dict.fromkeys(v for v in into if v is not None))
     return []
+
+
+def _has_value(value: Any, item_id: Any, named: str) -> bool:
+    """Whether an item with this id, somewhere in earlier results, has a field equal to `named`."""
+    if isinstance(value, Mapping):
+        if str(value.get("id")) == str(item_id) and named in value.values():
+            return True
+        value = list(value.values())
+    return isinstance(value, list) and any(_has_value(v, item_id, named) for v in value)
+
+
+def _affinity(tool: str) -> frozenset[Any]:
+    spec = CATALOG.get(tool)
+    return spec.affinity if spec is not None else frozenset()
 
 
 def _page_id(key: str, turn: _Turn) -> int | None:
@@ -377,7 +401,14 @@ class _Filler:
             if found or (_POINTER.search(text) and not SEARCHING.search(text)):
                 return found  # quoted words, or the page's object: no topic to guess
             return read.topic(SEARCHING.sub(" ", text), _KNOWN_WORDS)
-        value = self._text(key, prop.get("pattern"))
+        pattern = prop.get("pattern") or next(
+            (p["pattern"] for p in prop.get("anyOf", []) if "pattern" in p), None
+        )
+        if pattern and (values := re.fullmatch(r"\^\(([\w|]+)\)\$", pattern)):
+            return next(
+                filter(None, (read.one_of(values[1].split("|"), t) for t in self.turn.texts)), None
+            )
+        value = self._text(key, pattern)
         return value if value is not None or not required else self._only_recalled(key)
 
     def _given(self, key: str) -> Any:
@@ -395,10 +426,13 @@ class _Filler:
                 named = free[0][1] if free else None
             if named is not None:
                 return named
-        page = _page_id(key, self.turn)
         text = self.turn.text
+        if (picked := self._picked(key, text)) is not None:
+            return picked
+        page = _page_id(key, self.turn)
         named = any(stem in text.lower() for stem in read.noun_stems(key))
-        pointed = bool(_POINTER.search(text) or named) and not SEARCHING.search(text)
+        searching = SEARCHING.search(text) and "query" in self.properties  # other objects
+        pointed = bool(_POINTER.search(text) or named) and not searching
         if page is not None and (required or (pointed and not self.args.values)):
             return page
         if not required:
@@ -408,6 +442,20 @@ class _Filler:
             self.args.choices = [str(v) for v in recalled[:8]]
             return None
         return int(recalled[0]) if recalled else None
+
+    def _picked(self, key: str, text: str) -> int | None:
+        """The item of this conversation's last list the message points at: by its place
+        («для второго»), by a status («the one that failed»), or «её» for its only item."""
+        own = _Turn(text, True, {}, {}, {}, remembered=self.turn.remembered[:-2])
+        recalled = [int(v) for v in _recalled(key, own) if str(v).isdigit()]
+        nth = read.ordinal(text)
+        if recalled and nth is not None and len(recalled) > nth:
+            return recalled[nth if nth >= 0 else -1]
+        value = read.one_of(list(read.VALUE_FORMS), text)
+        marked = [v for v in recalled if value and _has_value(own.remembered, v, value)]
+        if len(marked) == 1:
+            return marked[0]
+        return recalled[0] if len(recalled) == 1 and read.ANAPHORA.search(text) else None
 
     def _environments(self, target_key: str | None) -> None:
         """The source is where the user says «из», else the page; the target another one named."""

@@ -124,6 +124,44 @@ def numbers(text: str) -> list[tuple[int, int]]:
     return found
 
 
+_ORDINALS: Final = (
+    r"\bперв\w*|\bfirst\b",
+    r"\bвтор\w*|\bsecond\b",
+    r"\bтрет\w*|\bthird\b",
+    r"\bчетв[её]рт\w*|\bfourth\b",
+)
+_LAST: Final = re.compile(r"\bпоследн\w*|\blast\b", re.IGNORECASE)
+
+
+ANAPHORA: Final = re.compile(r"\b(?:его|её|ее|него|неё|нее|ней|нему|ним|it|its)\b", re.I)
+"""A pronoun for the object just talked about (not «этот» / "this": the page's)."""
+
+
+def ordinal(text: str) -> int | None:
+    """Which item of a list the message points at: «второй» is 1, «последний» -1."""
+    for index, pattern in enumerate(_ORDINALS):
+        if re.search(pattern, text, re.IGNORECASE):
+            return index
+    return -1 if _LAST.search(text) else None
+
+
+VALUE_FORMS: Final = {
+    "failed": r"упал|упавш|завалил|провалил|fail",
+    "running": r"выполняют|в процессе|идут|запущен|running|in progress",
+    "planned": r"запланир|в плане|planned|scheduled",
+    "done": r"выполнен|заверш|done|complete|finished",
+}
+"""Everyday words for the status values a schema allows (an LLM knows «упали» is failed)."""
+
+
+def one_of(values: Sequence[str], text: str) -> str | None:
+    """The value of a closed set (a schema's `^(a|b)$`) the message names, in either language."""
+    for value in values:
+        if re.search(VALUE_FORMS.get(value, rf"\b{re.escape(value)}\b"), text, re.IGNORECASE):
+            return value
+    return None
+
+
 def minutes(text: str) -> int | None:
     """A duration as the user gave it, in minutes: «на час» is 60, «45 минут» 45."""
     if found := _MINUTES.search(text):
@@ -224,6 +262,8 @@ MAX_ANSWER_CHARS: Final = 3000
 def _scalar(value: Any, russian: bool) -> str:
     if isinstance(value, bool):
         return say(russian, "да", "yes") if value else say(russian, "нет", "no")
+    if isinstance(value, str) and CATALOG.get(value) is not None:
+        value = tool_words(value, russian)  # a tool is named in words, not by its identifier
     if isinstance(value, str) and not value.isdigit():
         return f"«{value}»" if russian else f"“{value}”"
     return str(value)

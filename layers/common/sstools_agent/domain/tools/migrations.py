@@ -145,6 +145,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         routing=Routing(
             keywords=(
                 *_LIST_MIGRATIONS_WORDS,
+                "planned",
                 "миграци",
                 "migration",
             ),
@@ -199,6 +200,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "conflict",
                 "маппинг",
                 "mapping",
+                "план",
+                "plan",
             ),
             examples=(
                 "покажи план миграции",
