@@ -222,3 +222,19 @@ def test_a_pronoun_after_a_list_of_one_is_that_item_not_the_page():
         "какие миграции упали?", called, result, "покажи её план", context=page("migration", "1")
     )
     assert call(answer) == ("get_migration_plan", {"migration_id": 3})
+
+
+@pytest.mark.parametrize("said", ["What's the status of task-102?", "какой статус задачи 42?"])
+def test_a_tool_about_the_object_the_message_names_comes_first(said: str):
+    assert call(reply(said, context=page(None, None)))[0] == "get_task_status"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Format this SQL: select day, sum(kwh) from energy group by day",
+        "отформатируй запрос: select region, count(*) from payments group by region",
+    ],
+)
+def test_the_words_of_a_statement_do_not_choose_the_tool(said: str):
+    assert call(reply(said, context=page(None, None)))[0] == "superset_format_sql"

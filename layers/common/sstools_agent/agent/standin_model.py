@@ -169,9 +169,14 @@ class StandinChatModel(BaseChatModel):
         router = self.router if isinstance(self.router, ToolRouter) else _KEYWORD_ROUTER
         decision = router.route(text, CATALOG.names, page_object=page_object)
         scores, before = router.keyword_scores(text), CATALOG.get(after or "")
+        named = _objects_in(normalise(text).split())
         ranked = sorted(
             decision.ranked,
-            key=lambda t: (-scores.get(t, 0), before is None or _affinity(t) != before.affinity),
+            key=lambda t: (
+                named.isdisjoint(_objects_of(t)),  # «статус задачи»: a tool about tasks
+                -scores.get(t, 0),
+                before is None or _affinity(t) != before.affinity,
+            ),
         )
         unasked = decision.offered if decision.intent in _MEANINGFUL else ()
         return ranked, list(dict.fromkeys((*ranked, *unasked)))
@@ -182,7 +187,12 @@ class StandinChatModel(BaseChatModel):
             return AIMessage(content=_answer_from_results(messages))
         turn = _read(messages)
         page_object = turn.page.get("objectType")
-        own, ranked = self.ranked(turn.text, page_object, turn.last_tool)
+        # A statement is what to act on, not what to do: «отформатируй: select …» formats
+        statement = read.sql_in(turn.text)
+        bare = turn.text.replace(statement, " ") if statement else turn.text
+        own, ranked = self.ranked(bare, page_object, turn.last_tool)
+        if not own:
+            own, ranked = self.ranked(turn.text, page_object, turn.last_tool)
         previous = _previous(messages)
         if previous is not None and (FOLLOW_UP.search(turn.text) or not own):
             turn.earlier = previous
@@ -334,6 +344,28 @@ def _has_value(value: Any, item_id: Any, named: str) -> bool:
             return True
         value = list(value.values())
     return isinstance(value, list) and any(_has_value(v, item_id, named) for v in value)
+
+
+_OBJECTS: Final = {
+    key.rsplit("_", 1)[0]: read.noun_stems(key)
+    for spec in CATALOG
+    for key in spec.args_model.model_fields
+    if key.endswith(("_id", "_ids")) and "env" not in key
+}
+"""Each object a tool may be about, and how a message names it («задач», "task")."""
+
+
+def _objects_in(words: Sequence[str]) -> set[str]:
+    return {o for o, stems in _OBJECTS.items() if any(w.startswith(stems) for w in words)}
+
+
+def _objects_of(tool: str) -> set[str]:
+    """The objects a tool is about: those its arguments or its routing words name."""
+    spec = CATALOG.get(tool)
+    if spec is None:
+        return set()
+    words = normalise(" ".join(spec.routing.keywords)).split()
+    return _objects_in(words) | {k.rsplit("_", 1)[0] for k in spec.args_model.model_fields}
 
 
 def _affinity(tool: str) -> frozenset[Any]:
