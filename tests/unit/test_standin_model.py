@@ -238,3 +238,32 @@ def test_a_tool_about_the_object_the_message_names_comes_first(said: str):
 )
 def test_the_words_of_a_statement_do_not_choose_the_tool(said: str):
     assert call(reply(said, context=page(None, None)))[0] == "superset_format_sql"
+
+
+@pytest.mark.parametrize(
+    ("said", "topic"),
+    [
+        ("Найди все дашборды про продажи", "прода"),
+        ("Find the dashboards that have ETL in the title", "ETL"),
+        ("Where's the ETL monitoring dashboard? I need its id", "ETL"),
+        ("найди дашборды, связанные с энергопотреблением", "энерг"),
+    ],
+)
+def test_a_search_is_about_the_words_of_its_topic(said: str, topic: str):
+    assert call(reply(said, context=page(None, None))) == ("search_dashboards", {"query": topic})
+
+
+def test_a_reason_after_a_comma_is_the_reason():
+    answer = reply(
+        "Put prod into maintenance for 20 minutes, we're patching the database",
+        context=page(None, None, env="prod"),
+    )
+    assert call(answer) == (
+        "start_maintenance",
+        {"reason": "we're patching the database", "duration_minutes": 20},
+    )
+
+
+def test_this_environment_is_not_the_page_object():
+    answer = reply("какие вообще базы и схемы есть в этом окружении?", context=page("dataset", "3"))
+    assert call(answer) == ("superset_explore_database", {})

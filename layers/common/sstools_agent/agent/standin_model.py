@@ -79,6 +79,9 @@ _REQUEST: Final = re.compile(
 _POINTER: Final = re.compile(
     r"\b(?:эт\w+|его|её|ее|него|нему|ним|здесь|тут|там|this|it|its|here)\b", re.IGNORECASE
 )
+_THIS_ENVIRONMENT: Final = re.compile(
+    r"\b(?:эт\w+|this|here)\s+(?:окружени\w*|сред\w*|стенд\w*|environment|env)\b", re.I
+)
 _ENV_FIELDS: Final = ("source_env_id", "target_env_id")
 _ABOUT_FILES: Final = re.compile(r"файл|\bfile|вложени|attach|столбц|колонк|column", re.I)
 """A question about the attached files rather than for a tool."""
@@ -173,8 +176,8 @@ class StandinChatModel(BaseChatModel):
         ranked = sorted(
             decision.ranked,
             key=lambda t: (
-                named.isdisjoint(_objects_of(t)),  # «статус задачи»: a tool about tasks
-                -scores.get(t, 0),
+                # «статус задачи»: the task's status; a named object weighs as an action word
+                -scores.get(t, 0) - (0 if named.isdisjoint(_objects_of(t)) else _NAMED_OBJECT),
                 before is None or _affinity(t) != before.affinity,
             ),
         )
@@ -346,6 +349,8 @@ def _has_value(value: Any, item_id: Any, named: str) -> bool:
     return isinstance(value, list) and any(_has_value(v, item_id, named) for v in value)
 
 
+_NAMED_OBJECT: Final = 6
+"""What naming a tool's object adds to its keyword score (a verb such as «запусти» weighs 7)."""
 _OBJECTS: Final = {
     key.rsplit("_", 1)[0]: read.noun_stems(key)
     for spec in CATALOG
@@ -464,7 +469,9 @@ class _Filler:
         page = _page_id(key, self.turn)
         named = any(stem in text.lower() for stem in read.noun_stems(key))
         searching = SEARCHING.search(text) and "query" in self.properties  # other objects
-        pointed = bool(_POINTER.search(text) or named) and not searching
+        # «в этом окружении» points at the page's environment, not at its object
+        pointer = _POINTER.search(_THIS_ENVIRONMENT.sub(" ", text))
+        pointed = bool(pointer or named) and not searching
         if page is not None and (required or (pointed and not self.args.values)):
             return page
         if not required:

@@ -35,7 +35,7 @@ _HOURS: Final = re.compile(r"(\d+(?:[.,]\d+)?)?\s*(?:-\s*)?(?:час|hour|h\b)",
 _HALF_HOUR: Final = re.compile(r"полчаса|half an hour|half-hour", re.IGNORECASE)
 _DOTTED: Final = re.compile(r"\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\b")
 _ENVIRONMENT_FORMS: Final = {
-    "prod": r"прод\w*|production|\bprod\b",
+    "prod": r"\bпрод(?:а|е|у|ом|ов\w*)?\b|production|\bprod\b",
     "staging": r"стейдж\w*|\bstag\w*",
     "dev": r"ss-dev|\bdev\b|\bдев\w*",
 }
@@ -186,8 +186,9 @@ def identifier(text: str, pattern: str) -> str | None:
 
 
 def after_colon(text: str) -> str | None:
-    """What follows a colon or a dash: «на 20 минут: обновление Superset»."""
-    found = re.search(r"(?::|\s[—–-])\s+(.+?)\s*$", text)
+    """What follows a colon, a dash or a comma: «на 20 минут: обновление Superset», "for 20
+    minutes, we're patching the database"."""
+    found = re.search(r"(?::|\s[—–-]|,)\s+(.+?)\s*$", text)
     return found.group(1).strip(" .") if found else None
 
 
@@ -243,11 +244,25 @@ def id_named_for(field: str, text: str) -> int | None:
     return None
 
 
+_ABOUT: Final = re.compile(
+    r"(?:\bпро|\bпо|\babout|\bon|\bwith|related to|связан\w* с|\bназвани\w*)\s+([\w-]{3,})",
+    re.IGNORECASE,
+)
+_ACRONYM: Final = re.compile(r"\b[A-ZА-Я]{2,6}\b")
+
+
 def topic(text: str, known: Sequence[str]) -> str | None:
-    """What a search is about: the last word of substance that is no known word (a tool's, an
-    environment's), as a stem («про энергию» → `энерг`)."""
-    words: list[str] = re.findall(r"[\w-]{4,}", _QUOTED.sub(" ", text.lower().replace("ё", "е")))
-    for word in reversed(words):
+    """What a search is about: an acronym («ETL»), else the word after «про» / "about", else
+    the last word of substance that is no known word (a tool's, an environment's); as a stem
+    («про энергию» → `энерг`)."""
+    text = _QUOTED.sub(" ", text).replace("ё", "е")
+    for acronym in _ACRONYM.findall(text):
+        if not any(acronym.lower().startswith(k) for k in known):
+            return str(acronym)
+    about = [m.group(1).lower() for m in _ABOUT.finditer(text)]
+    words: list[str] = re.findall(r"[\w-]{4,}", text.lower())
+    for word in [*about, *reversed(words)]:
+        word = word.split("-")[0]
         if word.isdigit() or environments(word) or any(word.startswith(k) for k in known):
             continue
         return word[:5] if _CYRILLIC.match(word) and len(word) > 6 else word
