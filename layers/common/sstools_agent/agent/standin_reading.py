@@ -261,8 +261,7 @@ def topic(text: str, known: Sequence[str]) -> str | None:
             return str(acronym)
     about = [m.group(1).lower() for m in _ABOUT.finditer(text)]
     words: list[str] = re.findall(r"[\w-]{4,}", text.lower())
-    for word in [*about, *reversed(words)]:
-        word = word.split("-")[0]
+    for word in [w.split("-")[0] for w in (*about, *reversed(words))]:
         if word.isdigit() or environments(word) or any(word.startswith(k) for k in known):
             continue
         return word[:5] if _CYRILLIC.match(word) and len(word) > 6 else word
