@@ -267,3 +267,38 @@ def test_a_reason_after_a_comma_is_the_reason():
 def test_this_environment_is_not_the_page_object():
     answer = reply("какие вообще базы и схемы есть в этом окружении?", context=page("dataset", "3"))
     assert call(answer) == ("superset_explore_database", {})
+
+
+def test_a_question_never_starts_a_call_with_a_cost():
+    summary = PrefetchedObject(
+        "search_dashboards",
+        {"dashboard_ids": [21]},
+        json.dumps({"dashboards": [{"id": 21, "validation": {"status": "failed"}}]}),
+        1.0,
+    )
+    answer = reply(
+        "did the last validation pass?", context=page("dashboard", "21"), summary=summary
+    )
+    assert not answer.tool_calls
+    assert "failed" in str(answer.content)
+
+
+def test_several_objects_of_the_pages_kind_are_not_the_page_object():
+    answer = reply("Which dashboards in staging are failing?", context=page("dashboard", "3"))
+    assert call(answer) == ("get_health_summary", {})
+
+
+def test_an_identifier_after_its_noun_is_that_argument():
+    answer = reply(
+        "Create a dataset for the table energy_hourly, schema public, database 1.",
+        context=page("dataset", "15", env="staging"),
+    )
+    assert call(answer) == (
+        "superset_create_dataset",
+        {"database_id": 1, "schema_name": "public", "table_name": "energy_hourly"},
+    )
+
+
+def test_the_only_free_text_argument_takes_what_follows_a_colon():
+    answer = reply("сделай бэкап прода, заметка: перед релизом 2.3", context=page(None, None))
+    assert call(answer) == ("run_backup", {"note": "перед релизом 2.3"})

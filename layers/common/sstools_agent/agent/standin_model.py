@@ -212,7 +212,8 @@ class StandinChatModel(BaseChatModel):
         summary_tool = turn.summary.get("tool")
         for tool in ranked:
             spec = CATALOG.get(tool)
-            writes = spec is not None and spec.operation is Operation.WRITE
+            # a card: a write, or a read with a cost (an LLM review); never for a question
+            writes = spec is not None and (spec.operation is Operation.WRITE or bool(spec.cost))
             if asked and writes and spec is not None and spec.sql_argument is None:
                 continue  # a question never proposes a change
             if tool in self.schemas:
@@ -373,6 +374,13 @@ def _objects_of(tool: str) -> set[str]:
     return _objects_in(words) | {k.rsplit("_", 1)[0] for k in spec.args_model.model_fields}
 
 
+def _is_free_text(prop: Mapping[str, Any]) -> bool:
+    """A text argument with no pattern that holds a sentence (a reason, a note, a message)."""
+    options = [prop, *prop.get("anyOf", [])]
+    strings = [p for p in options if p.get("type") == "string"]
+    return any("pattern" not in p and p.get("maxLength", 0) >= 200 for p in strings)
+
+
 def _affinity(tool: str) -> frozenset[Any]:
     spec = CATALOG.get(tool)
     return spec.affinity if spec is not None else frozenset()
@@ -433,7 +441,7 @@ class _Filler:
         if key == "query":
             if read.numbers(self.turn.text):
                 return None
-            found = self._text(key, None)
+            found = self._text(key, None, free=False)
             text = self.turn.text
             if found or (_POINTER.search(text) and not SEARCHING.search(text)):
                 return found  # quoted words, or the page's object: no topic to guess
@@ -467,7 +475,7 @@ class _Filler:
         if (picked := self._picked(key, text)) is not None:
             return picked
         page = _page_id(key, self.turn)
-        named = any(stem in text.lower() for stem in read.noun_stems(key))
+        named = read.names_one(key, text)  # «дашборды» are not this one
         searching = SEARCHING.search(text) and "query" in self.properties  # other objects
         # «в этом окружении» points at the page's environment, not at its object
         pointer = _POINTER.search(_THIS_ENVIRONMENT.sub(" ", text))
@@ -521,7 +529,7 @@ class _Filler:
                 turn.russian, f"Объект уже в {source}.", f"It is already in {source}."
             )
 
-    def _text(self, key: str, pattern: str | None) -> str | None:
+    def _text(self, key: str, pattern: str | None, *, free: bool = True) -> str | None:
         for text in self.turn.texts:
             if pattern is not None and (token := read.identifier(text, pattern)):
                 return token
@@ -529,13 +537,16 @@ class _Filler:
                 return value
             if key in ("schema_name", "table_name") and (pair := read.dotted(text)):
                 return pair[0] if key == "schema_name" else pair[1]
+            if (value := read.named_value(key, text)) is not None:
+                return value  # «schema public», «таблица energy_hourly»
             fresh = [q for q in read.quoted(text) if q not in self.used]
             if fresh:
                 self.used.add(fresh[0])
                 return fresh[0]
-            if key in self.required and pattern is None and (said := read.after_colon(text)):
-                return said
-        return None
+        # Free text (a reason, a note): what follows a colon, when no other text is asked for
+        texts = [k for k, p in self.properties.items() if _is_free_text(p)]
+        free = free and key in texts and (key in self.required or len(texts) == 1)
+        return next(filter(None, map(read.after_colon, self.turn.texts)), None) if free else None
 
     def _only_recalled(self, key: str) -> Any:
         recalled = _recalled(key, self.turn)

@@ -188,7 +188,7 @@ def identifier(text: str, pattern: str) -> str | None:
 def after_colon(text: str) -> str | None:
     """What follows a colon, a dash or a comma: «на 20 минут: обновление Superset», "for 20
     minutes, we're patching the database"."""
-    found = re.search(r"(?::|\s[—–-]|,)\s+(.+?)\s*$", text)
+    found = re.search(r"(?::|\s[—–-])\s+(.+?)\s*$", text) or re.search(r",\s+(.+?)\s*$", text)
     return found.group(1).strip(" .") if found else None
 
 
@@ -230,9 +230,32 @@ def labelled(field: str, text: str) -> str | None:
 def noun_stems(field: str) -> tuple[str, ...]:
     """What the user calls the object of an id argument: its English name and the first letters
     of its Russian label (`dataset_id`: "dataset", «датас»)."""
-    english = field.removesuffix("_ids").removesuffix("_id")
+    english = field.removesuffix("_ids").removesuffix("_id").removesuffix("_name")
     label = ARGUMENT_LABELS.get(field, "").lower().split()
     return (english, label[0][:5]) if label else (english,)
+
+
+_PLURAL: Final = re.compile(r"(?:s|ы|и|ов|ам|ами|ах)$")
+
+
+def names_one(field: str, text: str) -> bool:
+    """Whether the message names one object of the argument's kind («этот дашборд»), not
+    several («какие дашборды»)."""
+    words = re.findall(r"\w+", text.lower())
+    return any(w.startswith(noun_stems(field)) and not _PLURAL.search(w) for w in words)
+
+
+def named_value(field: str, text: str) -> str | None:
+    """An identifier right after the argument's noun: «schema public», «таблица energy_hourly»."""
+    for stem in noun_stems(field):
+        pattern = rf"\b{re.escape(stem)}\w*\s+([a-z][a-z0-9_]{{2,}})\b(?!\s*\.)"
+        for found in re.finditer(pattern, text, re.IGNORECASE):
+            if found.group(1).lower() not in _NOT_NAMES:
+                return found.group(1)
+    return None
+
+
+_NOT_NAMES: Final = frozenset({"the", "this", "that", "and", "for", "from", "with", "as"})
 
 
 def id_named_for(field: str, text: str) -> int | None:
