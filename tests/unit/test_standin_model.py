@@ -302,3 +302,17 @@ def test_an_identifier_after_its_noun_is_that_argument():
 def test_the_only_free_text_argument_takes_what_follows_a_colon():
     answer = reply("сделай бэкап прода, заметка: перед релизом 2.3", context=page(None, None))
     assert call(answer) == ("run_backup", {"note": "перед релизом 2.3"})
+
+
+def test_rows_of_a_named_table_are_read_by_a_select_of_that_many():
+    summary = PrefetchedObject(
+        "superset_explore_database",
+        {"dataset_id": 4},
+        json.dumps({"dataset": {"id": 4, "table_name": "payments", "database_id": 1}}),
+        1.0,
+    )
+    answer = reply("Покажи 5 строк из payments", context=page("dataset", "4"), summary=summary)
+    assert call(answer) == (
+        "superset_execute_sql",
+        {"database_id": 1, "sql": "SELECT * FROM payments LIMIT 5"},
+    )

@@ -460,8 +460,20 @@ class _Filler:
         """A statement or a duration, exactly as the user gave it (an earlier call's SQL)."""
         if key == "sql":
             found = next(filter(None, map(read.sql_in, self.turn.texts)), None)
-            return found or next(iter(_recalled(key, self.turn)), None)
+            found = found or next(iter(_recalled(key, self.turn)), None)
+            spec = CATALOG.get(self.tool)
+            return found or (self._sample() if spec and spec.sql_argument == key else None)
         return next(filter(None, map(read.minutes, self.turn.texts)), None)
+
+    def _sample(self) -> str | None:
+        """«Покажи 5 строк из payments»: a statement that reads that many rows of the table the
+        message names, else of the page's dataset when the message points at it."""
+        text, item = self.turn.text, _page_item(self.turn)
+        table = read.table_in(text)
+        if table is None and _POINTER.search(text) and item.get("table_name"):
+            schema = f"{item['schema']}." if item.get("schema") else ""
+            table = f"{schema}{item['table_name']}"
+        return f"SELECT * FROM {table} LIMIT {read.row_count(text)}" if table else None
 
     def _an_id(self, key: str, required: bool) -> Any:
         for text in self.turn.texts:

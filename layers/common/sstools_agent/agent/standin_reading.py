@@ -162,6 +162,22 @@ def one_of(values: Sequence[str], text: str) -> str | None:
     return None
 
 
+_TABLE: Final = re.compile(r"(?:\bиз|\bfrom)\s+(?:таблиц\w*\s+|table\s+)?([a-z_][\w.]*)\b")
+_ROWS: Final = re.compile(r"(\d+)\s*(?:строк|записей|rows|records|sample)", re.IGNORECASE)
+
+
+def table_in(text: str) -> str | None:
+    """The table after «из» / "from", as written (`payments`, `mart.energy_daily`)."""
+    found = _TABLE.search(text)
+    return found.group(1) if found and not environments(found.group(1)) else None
+
+
+def row_count(text: str, default: int = 10) -> int:
+    """How many rows the message asks to see («5 строк»), else `default`."""
+    found = _ROWS.search(text)
+    return int(found.group(1)) if found else default
+
+
 def minutes(text: str) -> int | None:
     """A duration as the user gave it, in minutes: «на час» is 60, «45 минут» 45."""
     if found := _MINUTES.search(text):
