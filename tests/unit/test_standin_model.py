@@ -316,3 +316,14 @@ def test_rows_of_a_named_table_are_read_by_a_select_of_that_many():
         "superset_execute_sql",
         {"database_id": 1, "sql": "SELECT * FROM payments LIMIT 5"},
     )
+
+
+def test_a_long_list_is_answered_with_what_matters_first():
+    called = AIMessage(
+        "", tool_calls=[{"name": "get_health_summary", "args": {}, "id": "c1", "type": "tool_call"}]
+    )
+    items = [{"dashboard_id": i, "title": f"Отчёт {i}", "status": "ok"} for i in range(1, 80)]
+    items.append({"dashboard_id": 80, "title": "SLA подрядчиков", "status": "failing"})
+    result = ToolMessage(json.dumps({"items": items}), tool_call_id="c1", name="get_health_summary")
+    answer = reply("какие дашборды падают?", called, result, context=page(None, None))
+    assert "SLA подрядчиков" in str(answer.content)

@@ -15,6 +15,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from sstools_agent.domain.attachment_content import without_attachment_blocks
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS
 from sstools_agent.domain.glossary import ARGUMENT_LABELS
+from sstools_agent.domain.item_importance import ImportanceOrder
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 
@@ -337,15 +338,22 @@ def inline(value: Any, russian: bool, depth: int = 0) -> str:
     return _scalar(value, russian)
 
 
+def _important_first(items: list[Any]) -> list[Any]:
+    """A list's items as they matter (failing before warning before ok, then newest)."""
+    order = ImportanceOrder.of(items)
+    return [items[i] for i in order.ranked(items).indices] if order is not None else items
+
+
 def lines(value: Any, russian: bool) -> Iterator[str]:
-    """A result as lines: one per item of a list, one per key of an object."""
+    """A result as lines: one per item of a list (what matters first), one per key of an
+    object."""
     if isinstance(value, list):
-        yield from (f"- {inline(item, russian)}" for item in value)
+        yield from (f"- {inline(item, russian)}" for item in _important_first(value))
     elif isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(item, list) and any(isinstance(i, Mapping) for i in item):
                 yield f"`{key}` ({len(item)}):"
-                yield from (f"  - {inline(i, russian)}" for i in item)
+                yield from (f"  - {inline(i, russian)}" for i in _important_first(item))
             elif item not in (None, "", [], {}):
                 yield f"`{key}`: {inline(item, russian, 1)}"
     else:
