@@ -327,3 +327,22 @@ def test_a_long_list_is_answered_with_what_matters_first():
     result = ToolMessage(json.dumps({"items": items}), tool_call_id="c1", name="get_health_summary")
     answer = reply("какие дашборды падают?", called, result, context=page(None, None))
     assert "SLA подрядчиков" in str(answer.content)
+
+
+def test_a_request_with_a_question_after_it_is_a_request():
+    answer = reply(
+        "Прогони по нему проверку через LLM, что она найдёт?", context=page("dashboard", "42")
+    )
+    assert call(answer) == ("run_llm_validation", {"dashboard_id": 42})
+
+
+def test_rows_from_this_table_are_the_page_datasets():
+    summary = PrefetchedObject(
+        "superset_explore_database",
+        {"dataset_id": 1},
+        json.dumps({"dataset": {"id": 1, "table_name": "energy_readings", "schema": "mart",
+                                "database_id": 1}}),
+        1.0,
+    )  # fmt: skip
+    answer = reply("show me 5 rows from this table", context=page("dataset", "1"), summary=summary)
+    assert call(answer)[1]["sql"] == "SELECT * FROM mart.energy_readings LIMIT 5"

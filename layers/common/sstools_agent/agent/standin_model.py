@@ -208,7 +208,9 @@ class StandinChatModel(BaseChatModel):
         return self._act(turn, ranked, len(messages))
 
     def _act(self, turn: _Turn, ranked: list[str], seed: int) -> AIMessage:
-        asked = bool(_QUESTION.search(turn.text.strip())) and not _REQUEST.search(turn.text)
+        # The first clause says which: «Прогони проверку, что она найдёт?» asks for the run
+        first = re.split(r"(?<=[?!.])\s|[,;:]\s", turn.text.strip(), maxsplit=1)[0]
+        asked = bool(_QUESTION.search(first)) and not _REQUEST.search(turn.text)
         summary_tool = turn.summary.get("tool")
         for tool in ranked:
             spec = CATALOG.get(tool)
@@ -610,11 +612,9 @@ def _failure(message: ToolMessage, russian: bool) -> str:
 
 def _page_item(turn: _Turn) -> dict[str, Any]:
     """The page's object as its summary shows it (the item with the page's id, else the whole)."""
-    found: list[Any] = []
-    _found(turn.page_result, "id", found)
     data = turn.page_result
-    items = [i for v in (data.values() if isinstance(data, dict) else []) if isinstance(v, list)
-             for i in v if isinstance(i, dict)]  # fmt: skip
+    values = list(data.values()) if isinstance(data, dict) else []
+    items = [i for v in values for i in (v if isinstance(v, list) else [v]) if isinstance(i, dict)]
     page_id = str(turn.page.get("objectId"))
     mine = [i for i in items if str(i.get("id")) == page_id]
     return mine[0] if mine else (data if isinstance(data, dict) else {})

@@ -170,7 +170,8 @@ _ROWS: Final = re.compile(r"(\d+)\s*(?:строк|записей|rows|records|sa
 def table_in(text: str) -> str | None:
     """The table after «из» / "from", as written (`payments`, `mart.energy_daily`)."""
     found = _TABLE.search(text)
-    return found.group(1) if found and not environments(found.group(1)) else None
+    name = found.group(1) if found else None
+    return name if name and not environments(name) and name.lower() not in _NOT_NAMES else None
 
 
 def row_count(text: str, default: int = 10) -> int:
