@@ -346,3 +346,19 @@ def test_rows_from_this_table_are_the_page_datasets():
     )  # fmt: skip
     answer = reply("show me 5 rows from this table", context=page("dataset", "1"), summary=summary)
     assert call(answer)[1]["sql"] == "SELECT * FROM mart.energy_readings LIMIT 5"
+
+
+@pytest.mark.parametrize(
+    ("said", "dashboard"),
+    [("Прогони LLM-валидацию по «KPI филиалов»", 2), ("Run an LLM review on the ETL one", 1)],
+)
+def test_an_item_of_the_last_list_named_by_its_title_is_the_argument(said: str, dashboard: int):
+    called = AIMessage(
+        "", tool_calls=[{"name": "get_health_summary", "args": {}, "id": "c1", "type": "tool_call"}]
+    )
+    items = [{"id": 1, "title": "Мониторинг ETL"}, {"id": 2, "title": "KPI филиалов"}]
+    result = ToolMessage(
+        json.dumps({"dashboards": items}), tool_call_id="c1", name="get_health_summary"
+    )
+    answer = reply("какие дашборды падают?", called, result, said, context=page("dashboard", "7"))
+    assert call(answer) == ("run_llm_validation", {"dashboard_id": dashboard})

@@ -26,7 +26,7 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -343,13 +343,21 @@ def _recalled(key: str, turn: _Turn) -> list[Any]:
     return []
 
 
-def _has_value(value: Any, item_id: Any, named: str) -> bool:
-    """Whether an item with this id, somewhere in earlier results, has a field equal to `named`."""
+def _has_value(value: Any, item_id: Any, test: Callable[[Any], bool]) -> bool:
+    """Whether an item with this id, somewhere in earlier results, has a field that passes."""
     if isinstance(value, Mapping):
-        if str(value.get("id")) == str(item_id) and named in value.values():
+        if str(value.get("id")) == str(item_id) and any(map(test, value.values())):
             return True
         value = list(value.values())
-    return isinstance(value, list) and any(_has_value(v, item_id, named) for v in value)
+    return isinstance(value, list) and any(_has_value(v, item_id, test) for v in value)
+
+
+def _titled(stems: Sequence[str]) -> Callable[[Any], bool]:
+    """A test of a field: a name with a word that starts as one of the message's words."""
+    return lambda v: (
+        isinstance(v, str)
+        and any(w.startswith(tuple(stems)) for w in re.findall(r"\w+", v.lower()))
+    )
 
 
 _NAMED_OBJECT: Final = 6
@@ -514,9 +522,16 @@ class _Filler:
         if recalled and nth is not None and len(recalled) > nth:
             return recalled[nth if nth >= 0 else -1]
         value = read.one_of(list(read.VALUE_FORMS), text)
-        marked = [v for v in recalled if value and _has_value(own.remembered, v, value)]
-        if len(marked) == 1:
-            return marked[0]
+        marked = [
+            v for v in recalled if value and _has_value(own.remembered, v, lambda f: f == value)
+        ]
+        stems = [
+            w[:5] for w in re.findall(r"\w{3,}", text.lower()) if not w.startswith(_KNOWN_WORDS)
+        ]
+        titled = [v for v in recalled if _has_value(own.remembered, v, _titled(stems))]
+        for one in (marked, titled):  # «the one that failed», «по «KPI филиалов»»
+            if len(one) == 1:
+                return one[0]
         return recalled[0] if len(recalled) == 1 and read.ANAPHORA.search(text) else None
 
     def _environments(self, target_key: str | None) -> None:
