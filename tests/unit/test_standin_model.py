@@ -362,3 +362,14 @@ def test_an_item_of_the_last_list_named_by_its_title_is_the_argument(said: str, 
     )
     answer = reply("какие дашборды падают?", called, result, said, context=page("dashboard", "7"))
     assert call(answer) == ("run_llm_validation", {"dashboard_id": dashboard})
+
+
+def test_the_environment_beside_the_named_target_is_the_source():
+    answer = reply(
+        "Pull the staging version of this dashboard into prod.",
+        context=page("dashboard", "7", env="prod"),
+    )
+    assert call(answer) == (
+        "deploy_dashboard",
+        {"dashboard_ids": [7], "source_env_id": "staging", "target_env_id": "prod"},
+    )

@@ -42,6 +42,7 @@ _ENVIRONMENT_FORMS: Final = {
 }
 """Everyday names of the tiers (an LLM knows «прод» is prod); the ids come from the registry."""
 _FROM: Final = re.compile(r"(?:\bиз|\bfrom|\bс)\s+(\S+)", re.IGNORECASE)
+_INTO: Final = re.compile(r"(?:\bв|\bна|\binto|\bto)\s+(\S+)", re.IGNORECASE)
 
 
 def is_russian(text: str) -> bool:
@@ -226,11 +227,14 @@ def environments(text: str) -> list[str]:
 
 
 def source_named(text: str) -> str | None:
-    """The environment after «из» / "from"."""
+    """The environment after «из» / "from", else the other one beside a target named after
+    «в» / "into" («pull the staging version into prod»)."""
     for match in _FROM.finditer(text):
         if found := environments(match.group(1)):
             return found[0]
-    return None
+    target = next((e for m in _INTO.finditer(text) for e in environments(m.group(1))), None)
+    others = [env for env in environments(text) if env != target]
+    return others[0] if target and others else None
 
 
 def labelled(field: str, text: str) -> str | None:
