@@ -4,7 +4,8 @@ Asserts nothing; prints figures side by side.
 - top-1 and top-3 accuracy, hybrid (keywords + USE embeddings) against keywords alone;
 - tools offered against the full catalog (the context budget saved), for specific queries and all;
 - routing latency per query, p50 and p95, hybrid against keywords alone, and the embedder's start;
-- how many queries needed the embedding fallback.
+- how many queries needed the embedding fallback;
+- the stand-in model's first choice (the router's ranking) on the queries that name a tool.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sstools_agent.adapters.embeddings import OfflineEmbedder
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_routing import RoutingDecision, ToolRouter
 
@@ -90,6 +92,12 @@ def main() -> None:
     print(
         f"hybrid p50 / keywords-only p50: {ratio:.1f}x; USE load and tool vectors: {warm_s:.1f} s"
     )
+    tools = [row for row in rows if not row["expect"].startswith("intent:")]
+    for name, router in (("hybrid", hybrid), ("keywords", keywords)):
+        model = StandinChatModel(router=router)
+        first = [next(iter(model.ranked(row["query"])[1]), None) for row in tools]
+        right = sum(tool == row["expect"] for tool, row in zip(first, tools, strict=True))
+        print(f"stand-in model's first choice, {name} router: {right / len(tools):.1%} top-1")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from pydantic import Field
 
 from local.sample_files import PNG
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.domain.attachment_content import model_attachment
 from sstools_agent.domain.attachments import AttachmentInfo
 from sstools_agent.domain.identity import Principal
@@ -27,8 +27,8 @@ from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
 pytestmark = pytest.mark.anyio
 
 
-class SeeingModel(OfflineChatModel):
-    """The offline model, remembering the messages of every call."""
+class SeeingModel(StandinChatModel):
+    """The stand-in model, remembering the messages of every call."""
 
     seen: list[list[BaseMessage]] = Field(default_factory=list)
 

@@ -1,5 +1,5 @@
 """`ChatTurns` on the in-memory ports: no moto, no HTTP. The agent is the real one with the
-offline model, an in-memory checkpointer and a tool runner that answers every call."""
+stand-in model, an in-memory checkpointer and a tool runner that answers every call."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from sstools_agent.adapters.memory import (
     MemoryBlobStore,
 )
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.chat.prepared_turn import PreparedTurn
 from sstools_agent.chat.turns import ChatTurns
@@ -63,7 +63,7 @@ class Chat:
         self.audit = MemoryAuditSink()
         self.runner = InMemoryToolRunner()
         self.files = MemoryAttachmentStore()
-        agent = ChatAgent(OfflineChatModel(), InMemorySaver(), policy, self.runner)
+        agent = ChatAgent(StandinChatModel(), InMemorySaver(), policy, self.runner)
         self.turns = ChatTurns(
             lambda: agent,
             self.store,

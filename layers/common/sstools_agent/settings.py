@@ -259,7 +259,7 @@ class ToolSettings(FunctionSettings):
 class ModelSettings(AwsSettings):
     """The chat model."""
 
-    model_provider: Literal["offline", "bedrock", "openai"] = "offline"
+    model_provider: Literal["offline", "standin", "bedrock", "openai"] = "offline"
     model_timeout_s: float = Field(default=60, gt=0)
     model_max_tokens: int = Field(default=2048, ge=64)
     offline_token_delay_s: float = Field(default=0.0, ge=0, le=1)

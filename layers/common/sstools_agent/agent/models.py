@@ -10,8 +10,11 @@ from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.settings import ModelSettings
 
 
-def build_chat_model(settings: ModelSettings, *, bedrock_client: Any = None) -> BaseChatModel:
-    """The configured model; `bedrock_client` replaces the boto3 client (tests stub one).
+def build_chat_model(
+    settings: ModelSettings, *, bedrock_client: Any = None, router: Any = None
+) -> BaseChatModel:
+    """The configured model; `bedrock_client` replaces the boto3 client (tests stub one);
+    `router` is the agent's tool router, whose ranking the stand-in follows.
 
     Provider packages are imported only when chosen: each costs cold-start time.
     """
@@ -38,4 +41,8 @@ def build_chat_model(settings: ModelSettings, *, bedrock_client: Any = None) -> 
             temperature=0,
             streaming=True,
         )
+    if settings.model_provider == "standin":
+        from sstools_agent.agent.standin_model import StandinChatModel  # noqa: PLC0415
+
+        return StandinChatModel(router=router, token_delay_s=settings.offline_token_delay_s)
     return OfflineChatModel(token_delay_s=settings.offline_token_delay_s)

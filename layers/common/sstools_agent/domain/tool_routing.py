@@ -30,6 +30,7 @@ from enum import StrEnum
 from typing import Any, Final, Protocol
 
 from sstools_agent.domain.catalog_types import IntentTag
+from sstools_agent.domain.glossary import ARGUMENT_LABELS
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 
 Vector = Sequence[float]
@@ -91,16 +92,48 @@ def normalise(text: str) -> str:
     return " ".join(text.casefold().replace("ё", "е").split())
 
 
+PHRASE_GAP: Final = 2
+"""Words a phrase keyword's words may have between them: «запусти эту миграцию» says «запусти
+миграц», "execute this migration" says "execute migration" (the action, not the listing)."""
+
+
 def _matches(keyword: str, text: str, words: Sequence[str]) -> bool:
-    """A phrase anywhere in the text, a single stem at the start of a word."""
+    """A stem at the start of a word; a phrase's words in order, each at a word's start, with
+    at most `PHRASE_GAP` other words between them."""
     keyword = normalise(keyword)
-    if " " in keyword:
-        return keyword in text
-    return any(word.startswith(keyword) for word in words)
+    if " " not in keyword:
+        return any(word.startswith(keyword) for word in words)
+    if keyword in text:
+        return True
+    parts = _WORD.findall(keyword)
+    starts = [i for i, word in enumerate(words) if word.startswith(parts[0])]
+    return any(_follows(parts[1:], words, start) for start in starts)
+
+
+def _follows(parts: Sequence[str], words: Sequence[str], at: int) -> bool:
+    if not parts:
+        return True
+    window = range(at + 1, min(len(words), at + 2 + PHRASE_GAP))
+    return any(words[i].startswith(parts[0]) and _follows(parts[1:], words, i) for i in window)
 
 
 def _any(keywords: Iterable[str], text: str, words: Sequence[str]) -> bool:
     return any(_matches(keyword, text, words) for keyword in keywords)
+
+
+def object_stems(catalog: ToolCatalog) -> tuple[str, ...]:
+    """How a message names the catalog's objects: each id or name argument's noun in English
+    and the first letters of its Russian label (`migration_id`: "migration", «мигра»)."""
+    stems: set[str] = set()
+    for spec in catalog:
+        for key in spec.args_model.model_fields:
+            if key.endswith(("_id", "_ids", "_name")):
+                label = normalise(ARGUMENT_LABELS.get(key, ""))
+                # «Куда (окружение)»: the noun is in brackets
+                noun = re.findall(r"\w+", label.rpartition("(")[2] or label)
+                stems.add(key.rsplit("_", 1)[0].rsplit("_", 1)[-1])
+                stems.add(noun[0][:5] if noun else "")
+    return tuple(sorted(stem for stem in stems if len(stem) >= 3))
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +199,15 @@ class ToolRouter:
         self._help_words = tuple(
             keyword for tool in self._capabilities for keyword in self._routes[tool].keywords
         )
+        self._objects = object_stems(catalog)
         self._example_tools: tuple[str, ...] = ()
         self._example_vectors: Vectors | None = None
+
+    def _weight(self, keyword: str) -> int:
+        """A keyword's letters that say what to do: an object's name («миграц», "dataset") says
+        what about, so «запусти эту миграцию» is the action and not the listing of migrations."""
+        said = [w for w in _WORD.findall(normalise(keyword)) if not w.startswith(self._objects)]
+        return max(1, sum(len(word) for word in said))
 
     def warm(self) -> None:
         """Embeds the tools' examples now (otherwise on the first fallback)."""
@@ -192,12 +232,12 @@ class ToolRouter:
         return self._example_vectors
 
     def keyword_scores(self, query: str) -> dict[str, int]:
-        """Tools whose keywords the query contains, scored by the matched keywords' length."""
+        """Tools whose keywords the query contains, scored by the matched keywords' weight."""
         text = normalise(query)
         words = _WORD.findall(text)
         scores: dict[str, int] = {}
         for tool, route in self._routes.items():
-            score = sum(len(k) for k in route.keywords if _matches(k, text, words))
+            score = sum(self._weight(k) for k in route.keywords if _matches(k, text, words))
             if score:
                 scores[tool] = score
         return scores

@@ -191,7 +191,7 @@ def agent_from(settings: ChatSettings, *, routed: bool = True) -> Callable[[], C
     def agent() -> ChatAgent:
         router = tool_router_from(settings, warm_in_background=True) if routed else None
         return ChatAgent(
-            build_chat_model(settings),
+            build_chat_model(settings, router=router),
             checkpointer_from(settings),
             tool_policy_from(settings),
             upstream_client_from(settings),

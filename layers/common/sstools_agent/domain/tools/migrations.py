@@ -147,6 +147,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         routing=Routing(
             keywords=(
                 *_LIST_MIGRATIONS_WORDS,
+                "planned",
                 "миграци",
                 "migration",
             ),
@@ -201,6 +202,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "conflict",
                 "маппинг",
                 "mapping",
+                "план",
+                "plan",
             ),
             examples=(
                 "покажи план миграции",
