@@ -277,7 +277,8 @@ async def test_s3_a1_analysts_are_never_offered_write_tools(stack: AgentStack):
 
 
 @pytest.mark.parametrize(
-    ("target", "role", "other"), [("prod", "admin", "engineer"), ("staging", "engineer", "admin")]
+    ("target", "role", "other"),
+    [("prod", "«администратор»", "инженер"), ("staging", "«инженер»", "администратор")],
 )
 async def test_an_analysts_deploy_is_refused_with_the_role_its_target_needs(
     stack: AgentStack, target: str, role: str, other: str

@@ -103,7 +103,7 @@ def test_a_denied_call_has_no_confirmation_and_names_the_role(policy):
     assert decision.permission.required_role == Role.ENGINEER
     assert (
         decision.prompt
-        == "Недостаточно прав: «коммит изменений дашборда в git» требует роль engineer."
+        == "Недостаточно прав: «коммит изменений дашборда в git» требует роль «инженер»."
     )
     payload = decision.to_payload()
     assert payload["permission"] == {

@@ -12,6 +12,7 @@ from sstools_agent.domain.wording import (
     counted,
     moment_in_words,
     plural_ru,
+    role_words,
     status_words,
 )
 
@@ -90,3 +91,10 @@ def test_a_time_is_said_in_words_with_its_zone():
     # written in another zone, said in UTC
     assert moment_in_words("2026-11-11T09:30:00+03:00") == "11 ноября 06:30 UTC"
     assert moment_in_words("вчера") == "вчера"
+
+
+def test_a_role_is_said_in_words_in_russian_and_as_spelt_otherwise():
+    assert role_words("engineer", True) == "«инженер»"
+    assert role_words("admin", True) == "«администратор»"
+    assert role_words("analyst", False) == "analyst"
+    assert role_words("auditor", True) == "auditor"  # not ours to invent

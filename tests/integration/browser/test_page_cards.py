@@ -86,7 +86,9 @@ def test_an_engineers_prod_deploy_shows_the_permission_card_without_confirm(
     expect(card.get_by_role("button")).to_have_count(1)  # only Dismiss
     # said once, in words: no tool card beside it, no identifier, the role prod needs
     expect(tab.tool_card("deploy_dashboard")).to_have_count(0)
-    expect(card).to_contain_text("«Деплой дашбордов в другое окружение» требует роль admin.")
+    expect(card).to_contain_text(
+        "«Деплой дашбордов в другое окружение» требует роль «администратор»."
+    )
     expect(card).not_to_contain_text("deploy_dashboard")
     tab.screenshot("card-permission")
     # Dismissing it leaves the agent's explicit word that nothing ran

@@ -172,7 +172,7 @@ def test_the_demo_sign_in_picks_a_role_and_the_page_then_works(site: PageStack, 
         composer.press("Enter")
         tab.wait_answered()
         # The analyst's token is the one sent: the agent is not even offered the write
-        assert "требует роль engineer" in tab.last_answer()
+        assert "требует роль «инженер»" in tab.last_answer()
         expect(tab.by("confirm-card")).to_have_count(0)
     finally:
         context.close()

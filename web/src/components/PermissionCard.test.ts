@@ -12,7 +12,7 @@ describe("PermissionCard", () => {
           key: "p1",
           tool: "deploy_dashboard",
           requiredRole: "admin",
-          text: "Недостаточно прав: «деплой дашбордов в другое окружение» требует роль admin.",
+          text: "Недостаточно прав: «деплой дашбордов в другое окружение» требует роль «администратор».",
           dismissed: false,
         },
         onDismiss,
@@ -23,10 +23,11 @@ describe("PermissionCard", () => {
     // the card's own title, not the server's text, says it
     expect(el.querySelector("h3")?.textContent).toContain("Недостаточно прав");
     expect(screen.getByTestId("permission-role").textContent?.trim()).toBe(
-      "«Деплой дашбордов в другое окружение» требует роль admin.",
+      "«Деплой дашбордов в другое окружение» требует роль «администратор».",
     );
     expect(el.textContent?.match(/Недостаточно прав/g)).toHaveLength(1);
     expect(el.textContent).not.toContain("deploy_dashboard");
+    expect(el.textContent).not.toContain("admin");
     expect(screen.queryByTestId("confirm-accept")).toBeNull();
     const buttons = el.querySelectorAll("button");
     expect(buttons).toHaveLength(1);

@@ -158,3 +158,11 @@ export function pretty(value: unknown): string {
     return String(value);
   }
 }
+
+const ROLE_LABELS: Record<string, string> = glossary.roles;
+
+/** «инженер» for `engineer`, quoted as the server's refusals quote it; an unknown role as spelt. */
+export function roleLabel(role: string): string {
+  const words = ROLE_LABELS[role];
+  return words ? `«${words}»` : role;
+}

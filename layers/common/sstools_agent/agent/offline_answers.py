@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from sstools_agent.domain.glossary import tool_label
 from sstools_agent.domain.tool_catalog import CATALOG
-from sstools_agent.domain.wording import counted, moment_in_words, status_words
+from sstools_agent.domain.wording import counted, moment_in_words, role_words, status_words
 
 Answer = Callable[[dict[str, Any], bool], str | None]
 MAX_LISTED: Final = 5
@@ -565,7 +565,8 @@ def _capabilities(data: dict[str, Any], russian: bool) -> str | None:
     reads, writes = "\n".join(groups["read"]), "\n".join(groups["write"])
     head = say(
         russian,
-        f"Вот что я могу здесь (ваша роль — {data['role']}).\n\nСмотреть:\n{reads}",
+        f"Вот что я могу здесь (ваша роль — {role_words(data['role'], True)}).\n\n"
+        f"Смотреть:\n{reads}",
         f"Here is what I can do here (your role: {data['role']}).\n\nLook up:\n{reads}",
     )
     if not writes:

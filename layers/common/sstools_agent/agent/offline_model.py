@@ -76,7 +76,7 @@ from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 from sstools_agent.domain.tool_routing import FOLLOW_UP, SEARCHING
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
-from sstools_agent.domain.wording import status_words
+from sstools_agent.domain.wording import role_words, status_words
 
 # Words that name the seeded environments; an id in the page context is always understood.
 ENVIRONMENT_WORDS: Final = {
@@ -1207,8 +1207,8 @@ def _unavailable_answer(tool: str, kept_out: _KeptOut, r: _Request) -> str:
         there = f" in {target}" if target in kept_out.roles else ""
         return say(
             r.russian,
-            f"Не могу: {label}{where} требует роль {role}, а у вас её нет. Я ничего не "
-            "запускал; попросите коллегу с этой ролью.",
+            f"Не могу: {label}{where} требует роль {role_words(role, True)}, а у вас её нет. "
+            "Я ничего не запускал; попросите коллегу с этой ролью.",
             f"I can't: {label}{there} requires the {role} role, which you do not have. Nothing "
             "was run; ask a colleague who has it.",
         )
@@ -1306,7 +1306,8 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         named = f"«{spec.label_ru}»" if spec is not None and spec.label_ru else "это"
         return say(
             russian,
-            f"Недостаточно прав: я не запускал {named} — для этого нужна роль {role}.",
+            f"Недостаточно прав: я не запускал {named} — для этого нужна роль "
+            f"{role_words(role, True)}.",
             f"Not allowed: I did not run {tool}, it needs the {role} role.",
         )
     if event == "cancelled":

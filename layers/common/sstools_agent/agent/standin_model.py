@@ -64,6 +64,7 @@ from sstools_agent.domain.tool_routing import (
     normalise,
 )
 from sstools_agent.domain.ui_context import UI_CONTEXT_CLOSE, UI_CONTEXT_OPEN
+from sstools_agent.domain.wording import role_words
 
 _QUESTION: Final = re.compile(
     r"\?\s*$|^(?:what|which|is|are|does|do|did|has|have|how|when|who|why|where|"
@@ -616,7 +617,7 @@ def _failure(message: ToolMessage, russian: bool) -> str:
         reason = read.content_text(message).removeprefix("PERMISSION_DENIED: ").split(". ")[0]
         return read.say(
             russian,
-            f"Недостаточно прав: «{label}» не запущено — нужна роль {role}.",
+            f"Недостаточно прав: «{label}» не запущено — нужна роль {role_words(role, True)}.",
             f"Not allowed: I did not run {tool}; it needs the {role} role ({reason}).",
         )
     if event == "cancelled":  # the stream has already said so in Russian
@@ -690,7 +691,7 @@ def _kept_out_answer(tool: str, turn: _Turn) -> str:
     label = read.tool_words(tool, turn.russian)
     why = read.say(
         turn.russian,
-        f"«{label}» здесь недоступно: {ru.format(role=role)}.",
+        f"«{label}» здесь недоступно: {ru.format(role=role_words(role, True))}.",
         f"I cannot do that here ({tool}): {en.format(role=role)}.",
     )
     # What the page's object says may still answer the question (its datasets' ids, say)

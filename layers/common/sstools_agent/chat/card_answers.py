@@ -38,6 +38,7 @@ from sstools_agent.domain.plan_types import ChangePlan
 from sstools_agent.domain.ports import ConfirmationStore, ConfirmationWorkflow, ConversationStore
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import InvalidToolCall
+from sstools_agent.domain.wording import role_words
 
 # What a decision streams (`confirm_resolved`) and resumes the card's call with.
 DECIDED_AS: Final = {
@@ -211,7 +212,7 @@ class CardAnswers:
         if not decision.permission.allowed:
             raise ConfirmationNotPermitted(
                 f"Недостаточно прав: «{tool_label(pending.tool)}» с этими аргументами требует роль "
-                f"{decision.permission.required_role}; ничего не выполнено."
+                f"{role_words(decision.permission.required_role, True)}; ничего не выполнено."
             )
         spec = agent.policy.catalog.get(pending.tool)
         return ConfirmationEdit(
@@ -264,8 +265,8 @@ class CardAnswers:
             permission = agent.permission_for(pending, answer.role)
             if not permission.allowed:
                 raise ConfirmationNotPermitted(
-                    f"Недостаточно прав: {pending.tool} требует роль "
-                    f"{permission.required_role}; ничего не выполнено."
+                    f"Недостаточно прав: «{tool_label(pending.tool)}» требует роль "
+                    f"{role_words(permission.required_role, True)}; ничего не выполнено."
                 )
         return pending
 

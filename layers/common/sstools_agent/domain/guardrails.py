@@ -21,6 +21,7 @@ from sstools_agent.domain.change_plans import plan_objects
 from sstools_agent.domain.environments import EnvironmentTier
 from sstools_agent.domain.role_policy import PermissionResult
 from sstools_agent.domain.tool_calls import ResolvedToolCall
+from sstools_agent.domain.wording import role_words
 
 READ_LABEL: Final = "чтение данных"
 WRITE_LABEL: Final = "изменение данных"
@@ -132,7 +133,9 @@ def _prompt(call: ResolvedToolCall, permission: PermissionResult) -> str:
     tool = call.spec.name
     action = call.spec.title_ru or call.spec.label_ru or tool
     if not permission.allowed:
-        return f"{DENIED_TITLE}: «{action}» требует роль {permission.required_role}."
+        return (
+            f"{DENIED_TITLE}: «{action}» требует роль {role_words(permission.required_role, True)}."
+        )
     if call.operation is Operation.READ:
         where = f" в окружении {env.env_id}" if env else ""
         if call.spec.cost:  # a paid task: calmer than a write (its cost is the card's label)

@@ -99,8 +99,24 @@ STATUS_WORDS: Final[Mapping[str, Mapping[str, Words]]] = {
 """Each kind of value the upstream (or the agent) returns, in words: the keys are the values
 seen in the sample upstream and docs/upstream-api.md (git status, validation, health, review,
 migration, task, maintenance and backup statuses, a plan's actions, grants, tiers). A role
-(`engineer`) is a name, as the identity provider and the permission card spell it, not a
-status."""
+(`engineer`) is not a status: `role_words` says it."""
+
+ROLE_WORDS: Final[Mapping[str, tuple[str, str]]] = {
+    "analyst": ("аналитик", "analyst"),
+    "engineer": ("инженер", "engineer"),
+    "admin": ("администратор", "admin"),
+}
+"""ss-tools' roles as a person reads them (the token's `roles` claim spells them in English)."""
+
+
+def role_words(role: Any, russian: bool) -> str:
+    """«инженер» for `engineer`: the role a refusal names, quoted in Russian text. A role the
+    glossary does not know is named as the identity provider spells it."""
+    words = ROLE_WORDS.get(str(role))
+    if words is None:
+        return str(role)
+    return f"«{words[0]}»" if russian else words[1]
+
 
 ENUM_VALUES: Final = frozenset(value for kind in STATUS_WORDS.values() for value in kind)
 """Every value the glossary names: none of them may show in a Russian answer as it is."""
