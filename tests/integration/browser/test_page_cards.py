@@ -81,7 +81,7 @@ def test_an_engineers_prod_deploy_shows_the_permission_card_without_confirm(
     tab.wait_answered()
     card = tab.by("permission-card")
     expect(card).to_contain_text("Недостаточно прав")
-    expect(tab.by("permission-role")).to_contain_text("admin")
+    expect(tab.by("permission-role")).to_contain_text("«администратор»")
     expect(tab.by("confirm-accept")).to_have_count(0)
     expect(card.get_by_role("button")).to_have_count(1)  # only Dismiss
     # said once, in words: no tool card beside it, no identifier, the role prod needs
