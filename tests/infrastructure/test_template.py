@@ -20,6 +20,7 @@ from local.page import content_security_policy, security_headers
 from local.sam_template import TEMPLATE_PATH, check_template, load_template, packaged, translate
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.http.snapstart import AFTER_RESTORE_PATH, BEFORE_CHECKPOINT_PATH
+from sstools_agent.settings import CheckpointSettings
 
 
 def test_the_template_passes_the_check():
@@ -587,12 +588,13 @@ def integration_uris(body: Any) -> list[Any]:
 
 def alias_of(function: str) -> str:
     """The logical id of the function's `live` alias (AutoPublishAlias)."""
-    (alias,) = [
+    aliases: list[str] = [
         name
         for name, found in cloudformation()["Resources"].items()
         if found["Type"] == "AWS::Lambda::Alias"
         and found["Properties"]["FunctionName"] == {"Ref": function}
     ]
+    (alias,) = aliases
     return alias
 
 
@@ -650,3 +652,13 @@ def test_the_adapter_calls_the_apps_snapstart_hooks():
     assert variables["AWS_LWA_SNAPSTART_BEFORE_CHECKPOINT_PATH"] == BEFORE_CHECKPOINT_PATH
     assert variables["AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH"] == AFTER_RESTORE_PATH
     assert "AWS_LWA_ASYNC_INIT" not in variables  # ignored under SnapStart
+
+
+def test_offloaded_checkpoints_expire_with_the_ones_in_dynamodb():
+    # The saver no longer sets the bucket's lifecycle at start: the template's rule is the only one
+    (rule,) = resource("CheckpointBucket")["LifecycleConfiguration"]["Rules"]
+    assert "Prefix" not in rule
+    assert "Filter" not in rule
+    assert (
+        rule["ExpirationInDays"] == CheckpointSettings.model_fields["checkpoint_ttl_days"].default
+    )
