@@ -22,7 +22,9 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-_FUNCTION_IN_URI: Final = re.compile(r"/functions/\$\{(?P<function>[A-Za-z0-9]+)\.Arn\}/")
+# The function's ARN or, with SnapStart, its alias's (`${ChatFunction.Alias}`): locally both are
+# the one app.
+_FUNCTION_IN_URI: Final = re.compile(r"/functions/\$\{(?P<function>[A-Za-z0-9]+)\.(?:Arn|Alias)\}/")
 ANY_METHOD: Final = "x-amazon-apigateway-any-method"
 
 

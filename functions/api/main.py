@@ -1,5 +1,6 @@
 """The REST API function's Lambda handler: the FastAPI app under Mangum, with Powertools logging
-(correlation id from the API Gateway request), metrics and tracing."""
+(correlation id from the API Gateway request), metrics and tracing. Importing it is Lambda's
+init phase; with SnapStart, the snapshot is taken after it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
+from sstools_agent.adapters.process_state import register_runtime_hooks
 from sstools_agent.settings import ApiSettings
 from sstools_agent.wiring.api import build_api
 
-asgi = Mangum(create_app(build_api(ApiSettings())), lifespan="off")
+deps = build_api(ApiSettings())
+asgi = Mangum(create_app(deps), lifespan="off")
+# SnapStart (docs/deploy.md): the Python runtime calls these around the snapshot; elsewhere
+# (locally, in the tests) there is no snapshot and nothing is registered.
+register_runtime_hooks(deps.prepare_snapshot, deps.renew_after_restore)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

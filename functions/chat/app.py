@@ -17,6 +17,7 @@ from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import LambdaTraceHeader
 from sstools_agent.http.origin import OriginCheck
 from sstools_agent.http.refusals import install_refusals
+from sstools_agent.http.snapstart import HOOK_PATHS, snapstart_router
 from sstools_agent.wiring.chat import ChatDeps
 
 
@@ -26,7 +27,8 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     With `origin_verify_secret` (in AWS: ORIGIN_VERIFY_SECRET) every request must carry it in
     `X-Origin-Verify`, which only CloudFront adds: 403 `FORBIDDEN` otherwise. Then, before a
     route reads a body: a body over its limit is 413 (`BodyLimit`), the caller is authenticated
-    (`AuthenticatedRoute`), and only then is the body parsed."""
+    (`AuthenticatedRoute`), and only then is the body parsed. SnapStart's two hook routes
+    (`http.snapstart`) need neither the header nor a user."""
     route_deps = routes.ChatRouteDeps(
         deps.service,
         verifier=deps.verifier,
@@ -49,10 +51,14 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     app.state.chat, app.state.authenticator = route_deps, route_deps.principal
     app.include_router(routes.router)
     app.include_router(gradio_routes.router)
+    # SnapStart's hooks: no user, no CloudFront (the adapter calls them from inside)
+    app.include_router(snapstart_router(deps.prepare_snapshot, deps.renew_after_restore))
     limits = {routes.CHAT_PATH: CHAT_MAX_BODY_BYTES, routes.AG_UI_PATH: AG_UI_MAX_BODY_BYTES}
     app.add_middleware(BodyLimit, limits=limits)
     if origin_verify_secret is not None:
-        app.add_middleware(OriginCheck, secret=origin_verify_secret.get_secret_value())
+        app.add_middleware(
+            OriginCheck, secret=origin_verify_secret.get_secret_value(), exempt=HOOK_PATHS
+        )
     app.add_middleware(AuditFlush, sink=deps.audit)
     if routes.CHAT_OBSERVABILITY.tracer is not None:
         app.add_middleware(LambdaTraceHeader)

@@ -3,7 +3,9 @@
 Lambda Web Adapter starts `uvicorn main:app` (run.sh); the module is the one instance per
 container. Importing it is Lambda's init phase, so the agent (model client, checkpointer, tool
 router) is built here rather than inside the first request; the router's embeddings warm in a
-thread of their own meanwhile (keywords route until they are ready).
+thread of their own meanwhile (keywords route until they are ready). With SnapStart the snapshot
+is taken after this import and the adapter's before-checkpoint hook, which waits for those
+embeddings; a restored environment runs the after-restore hook (`http/snapstart.py`).
 """
 
 from __future__ import annotations

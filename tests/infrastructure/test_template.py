@@ -21,6 +21,8 @@ from local.page import content_security_policy, security_headers
 from local.sam_template import TEMPLATE_PATH, check_template, load_template, packaged, translate
 from sstools_agent.http.observability import METRICS_NAMESPACE, MetricName
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
+from sstools_agent.http.snapstart import AFTER_RESTORE_PATH, BEFORE_CHECKPOINT_PATH
+from sstools_agent.settings import CheckpointSettings
 
 
 def test_the_template_passes_the_check():
@@ -574,6 +576,7 @@ def calls_to(attribute: str) -> list[ast.Call]:
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr == attribute
+                and ast.unparse(node.func.value) != "super()"  # a wrapper's pass-through
             ):
                 found.append(node)
     return found
@@ -822,3 +825,125 @@ def test_each_functions_reserved_concurrency_is_a_parameter_unset_by_default(fun
     assert load_template()["Conditions"][condition] == {
         "Fn::Not": [{"Fn::Equals": [{"Ref": parameter_name}, "-1"]}]
     }
+
+
+# SnapStart (docs/deploy.md): it applies to published versions only, so whatever invokes the chat
+# and REST API functions must name their `live` alias; an invoker left on the function itself
+# runs $LATEST, where SnapStart silently does nothing.
+SNAPSTART_FUNCTIONS = ["ChatFunction", "ApiFunction"]
+INVOKERS = {
+    "AWS::Lambda::Url": "TargetFunctionArn",
+    "AWS::Lambda::Permission": "FunctionName",
+    "AWS::Lambda::EventSourceMapping": "FunctionName",
+}
+SUB_NAME = re.compile(r"\$\{([A-Za-z0-9]+)(?:\.[A-Za-z]+)?\}")
+
+
+def referenced(node: Any) -> set[str]:
+    """The logical ids a piece of the template names (Ref, GetAtt, ${...} inside Sub)."""
+    if isinstance(node, list):
+        return set().union(*map(referenced, node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    if "Ref" in node:
+        return {node["Ref"]}
+    if "Fn::GetAtt" in node:
+        target = node["Fn::GetAtt"]
+        return {target[0] if isinstance(target, list) else target.split(".")[0]}
+    if "Fn::Sub" in node:
+        sub = node["Fn::Sub"]
+        text, values = (sub, {}) if isinstance(sub, str) else (sub[0], sub[1])
+        return set(SUB_NAME.findall(text)) | referenced(list(values.values()))
+    return referenced(list(node.values()))
+
+
+def integration_uris(body: Any) -> list[Any]:
+    """Every `x-amazon-apigateway-integration` uri of an OpenAPI body."""
+    if isinstance(body, list):
+        return [uri for item in body for uri in integration_uris(item)]
+    if not isinstance(body, dict):
+        return []
+    found = (
+        [body["x-amazon-apigateway-integration"]["uri"]]
+        if ("x-amazon-apigateway-integration" in body)
+        else []
+    )
+    return found + [uri for value in body.values() for uri in integration_uris(value)]
+
+
+def alias_of(function: str) -> str:
+    """The logical id of the function's `live` alias (AutoPublishAlias)."""
+    aliases: list[str] = [
+        name
+        for name, found in cloudformation()["Resources"].items()
+        if found["Type"] == "AWS::Lambda::Alias"
+        and found["Properties"]["FunctionName"] == {"Ref": function}
+    ]
+    (alias,) = aliases
+    return alias
+
+
+def invokers() -> list[tuple[str, set[str]]]:
+    """(where, the ids it names) for everything that invokes a function: function URLs,
+    invoke permissions, event source mappings and API Gateway integrations."""
+    found: list[tuple[str, set[str]]] = []
+    for name, item in cloudformation()["Resources"].items():
+        properties = item.get("Properties", {})
+        if item["Type"] in INVOKERS:
+            found.append((name, referenced(properties[INVOKERS[item["Type"]]])))
+        if item["Type"] == "AWS::ApiGateway::RestApi":
+            uris = integration_uris(properties.get("Body", {}))
+            found += [(f"{name} integration {i}", referenced(uri)) for i, uri in enumerate(uris)]
+    return found
+
+
+def test_snapstart_is_on_by_default_for_published_versions_and_a_parameter_turns_it_off():
+    template = load_template()
+    assert template["Parameters"]["SnapStart"]["Default"] == "enabled"
+    assert template["Conditions"]["SnapStartEnabled"] == {
+        "Fn::Equals": [{"Ref": "SnapStart"}, "enabled"]
+    }
+    for function in SNAPSTART_FUNCTIONS:
+        assert resource(function)["SnapStart"] == {
+            "ApplyOn": {"Fn::If": ["SnapStartEnabled", "PublishedVersions", "None"]}
+        }
+        assert cloudformation()["Resources"][alias_of(function)]["Properties"]["Name"] == "live"
+
+
+@pytest.mark.parametrize("function", SNAPSTART_FUNCTIONS)
+def test_every_invoker_of_a_snapstart_function_names_its_alias_not_latest(function):
+    alias = alias_of(function)
+    reaching = [(where, names) for where, names in invokers() if names & {function, alias}]
+    assert reaching, f"nothing invokes {function}: the check would prove nothing"
+    on_latest = [where for where, names in reaching if function in names]
+    assert on_latest == []
+    # The chat function: its URL (CloudFront's origin), ChatApi's three chat integrations and
+    # their two permissions, the URL's two public permissions; the REST API: four and one.
+    assert len(reaching) == (8 if function == "ChatFunction" else 5)
+
+
+def test_cloudfront_reaches_the_chat_function_through_its_alias_url():
+    (url,) = referenced(origin("chat")["DomainName"])
+    assert cloudformation()["Resources"][url]["Type"] == "AWS::Lambda::Url"
+    assert resource(url)["TargetFunctionArn"] == {"Ref": alias_of("ChatFunction")}
+
+
+def test_the_adapter_calls_the_apps_snapstart_hooks():
+    # Version 28 (v1.1.0) is the first adapter that calls them; the paths are the app's own.
+    for architecture in ("Arm64", "X86"):
+        layer = load_template()["Parameters"][f"LambdaWebAdapterLayerArn{architecture}"]["Default"]
+        assert int(layer.rsplit(":", 1)[1]) >= 28
+    variables = resource("ChatFunction")["Environment"]["Variables"]
+    assert variables["AWS_LWA_SNAPSTART_BEFORE_CHECKPOINT_PATH"] == BEFORE_CHECKPOINT_PATH
+    assert variables["AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH"] == AFTER_RESTORE_PATH
+    assert "AWS_LWA_ASYNC_INIT" not in variables  # ignored under SnapStart
+
+
+def test_offloaded_checkpoints_expire_with_the_ones_in_dynamodb():
+    # The saver no longer sets the bucket's lifecycle at start: the template's rule is the only one
+    (rule,) = resource("CheckpointBucket")["LifecycleConfiguration"]["Rules"]
+    assert "Prefix" not in rule
+    assert "Filter" not in rule
+    assert (
+        rule["ExpirationInDays"] == CheckpointSettings.model_fields["checkpoint_ttl_days"].default
+    )

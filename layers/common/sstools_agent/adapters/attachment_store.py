@@ -14,10 +14,10 @@ from typing import Any
 from urllib.parse import quote
 
 import anyio
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.domain.attachments import (
     NAME_META,
     PresignedUpload,
@@ -46,7 +46,7 @@ class S3AttachmentStore:
         # endpoint (moto) keeps its own host, path-style.
         addressing = {} if endpoint_url else {"s3": {"addressing_style": "virtual"}}
         config = Config(signature_version="s3v4", **addressing)
-        session = boto3.session.Session(region_name=region)
+        session = aws_session(region)
         self._s3 = session.client("s3", endpoint_url=endpoint_url, config=config)
 
     async def _run[T](self, key: str, call: Callable[[], T]) -> T:

@@ -12,8 +12,7 @@ import threading
 import time
 from typing import Any, Final
 
-import boto3
-
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.domain.audit import AUDIT_SOURCE, AuditRecord, EmissionClock
 
 audit_logger = logging.getLogger("sstools_agent.audit")
@@ -43,9 +42,7 @@ class EventBridgeAuditSink:
         client: Any = None,
     ) -> None:
         self._bus = bus_name
-        self._client = client or boto3.session.Session(region_name=region).client(
-            "events", endpoint_url=endpoint_url
-        )
+        self._client = client or aws_session(region).client("events", endpoint_url=endpoint_url)
         self._clock = EmissionClock()
         self._linger_s = linger_s
         self._held: list[tuple[float, AuditRecord]] = []

@@ -9,9 +9,9 @@ boto3 is synchronous; every call runs in a worker thread so the event loop keeps
 from __future__ import annotations
 
 import anyio
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.domain.ports import BlobStoreError
 
 _MISSING_KEY_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
@@ -22,7 +22,7 @@ class S3BlobStore:
 
     def __init__(self, bucket: str, *, region: str, endpoint_url: str | None = None) -> None:
         self.bucket = bucket
-        self._s3 = boto3.session.Session(region_name=region).client("s3", endpoint_url=endpoint_url)
+        self._s3 = aws_session(region).client("s3", endpoint_url=endpoint_url)
 
     async def put(self, key: str, data: bytes, content_type: str) -> None:
         def write() -> None:

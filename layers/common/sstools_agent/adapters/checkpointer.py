@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import boto3
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -33,6 +32,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph_checkpoint_aws import DynamoDBSaver
 from langgraph_checkpoint_aws.checkpoint.dynamodb.serialization import CompressionType
 
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.settings import CheckpointSettings
 
 SECONDS_PER_DAY = 86_400
@@ -78,8 +78,18 @@ class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has 
     # BaseCheckpointSaver falls back to this class attribute (DynamoDBSaver passes no serde)
     serde = checkpoint_serde()
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, offload_to: tuple[Any, str] | None = None, **kwargs: Any
+    ) -> None:
+        """`offload_to`: (S3 client, bucket) for checkpoints over DynamoDB's item limit. Given
+        here rather than as the library's `s3_offload_config`, whose set-up reads and rewrites
+        the bucket's lifecycle: two S3 calls in every cold start (and a permission), for a rule
+        template.yaml declares on the bucket."""
         super().__init__(*args, **kwargs)
+        if offload_to is not None:
+            storage = self.storage  # the same object the repository writes through
+            storage.s3_client, storage.s3_bucket = offload_to
+            storage.s3_enabled = True
         self._held: dict[str, _HeldThread] = {}
         self._reads_lock = threading.Lock()
         # The second round trip's two reads, side by side (boto3 clients are thread-safe)
@@ -260,10 +270,12 @@ class TurnCheckpointer(DynamoDBSaver):  # type: ignore[misc]  # the package has 
 
 def checkpointer_from(settings: CheckpointSettings) -> TurnCheckpointer:
     """A DynamoDBSaver with compression, TTL and S3 offload, on the configured endpoints, that
-    reads a turn's checkpoint once."""
+    reads a turn's checkpoint once. Building it calls nothing: the bucket's expiry is
+    template.yaml's (CheckpointBucket), as old as `checkpoint_ttl_days`' default."""
     # The saver logs an INFO line per write; keep the function's logs for what matters.
     logging.getLogger("langgraph_checkpoint_aws").setLevel(logging.WARNING)
-    session = boto3.session.Session(region_name=settings.aws_region)
+    session = aws_session(settings.aws_region)
+    s3 = session.client("s3", endpoint_url=settings.aws_endpoint_url)
     return TurnCheckpointer(
         table_name=settings.checkpoint_table,
         session=session,
@@ -271,8 +283,5 @@ def checkpointer_from(settings: CheckpointSettings) -> TurnCheckpointer:
         endpoint_url=settings.aws_endpoint_url,
         ttl_seconds=settings.checkpoint_ttl_days * SECONDS_PER_DAY,
         enable_checkpoint_compression=True,
-        s3_offload_config={
-            "bucket_name": settings.checkpoint_bucket,
-            "endpoint_url": settings.aws_endpoint_url,
-        },
+        offload_to=(s3, settings.checkpoint_bucket),
     )

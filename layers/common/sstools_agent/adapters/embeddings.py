@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
-import boto3
-
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.domain.tool_routing import Vectors
 
 TITAN_V2: Final = "amazon.titan-embed-text-v2:0"
@@ -60,7 +59,7 @@ class BedrockTitanEmbedder:
         dimensions: int = TITAN_DIMENSIONS,
         client: Any = None,
     ) -> None:
-        self._client = client or boto3.session.Session(region_name=region).client("bedrock-runtime")
+        self._client = client or aws_session(region).client("bedrock-runtime")
         self._model_id = model_id
         self._dimensions = dimensions
 

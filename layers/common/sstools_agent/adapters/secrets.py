@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import boto3
 from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
 
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.domain.identity import ClientCredentials
 
 
@@ -19,7 +19,7 @@ class SecretsReader:
     """Reads secrets and parameters, each cached for `max_age_s` seconds."""
 
     def __init__(self, *, region: str, endpoint_url: str | None = None, max_age_s: int) -> None:
-        session = boto3.session.Session(region_name=region)
+        session = aws_session(region)
         self._secrets = SecretsProvider(
             boto3_client=session.client("secretsmanager", endpoint_url=endpoint_url)
         )

@@ -15,11 +15,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
-import boto3
 import httpx
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from cryptography.hazmat.primitives.serialization import load_der_public_key
 
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.domain.identity import (
     DEFAULT_SERVICE_TOKEN_TTL_S,
     SERVICE_SUBJECT,
@@ -58,9 +58,7 @@ class KmsJwtIssuer:
         self._issuer = issuer
         self._audience = audience
         self._clock = clock
-        self._kms = boto3.session.Session(region_name=region).client(
-            "kms", endpoint_url=endpoint_url
-        )
+        self._kms = aws_session(region).client("kms", endpoint_url=endpoint_url)
         self._public: dict[str, tuple[str, RSAPublicKey]] = {}
 
     def _public_key(self, key_id: str) -> tuple[str, RSAPublicKey]:
@@ -123,6 +121,11 @@ class ServiceTokenClient:
         self._clock = clock
         self._current: MintedToken | None = None
         self._lock = asyncio.Lock()
+
+    def renew_after_restore(self) -> None:
+        """Forgets the cached token: one token minted before a SnapStart snapshot would be
+        shared by every environment restored from it (and may have expired meanwhile)."""
+        self._current = None
 
     def _fresh(self) -> bool:
         current = self._current

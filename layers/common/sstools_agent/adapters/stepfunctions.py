@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 import anyio
-import boto3
 from botocore.exceptions import ClientError
 
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.domain.confirmations import Confirmation
 
 
@@ -22,9 +22,7 @@ class StepFunctionsConfirmationWorkflow:
         self, state_machine_arn: str, *, region: str, endpoint_url: str | None = None
     ) -> None:
         self._arn = state_machine_arn
-        self._client = boto3.session.Session(region_name=region).client(
-            "stepfunctions", endpoint_url=endpoint_url
-        )
+        self._client = aws_session(region).client("stepfunctions", endpoint_url=endpoint_url)
 
     async def start(self, confirmation: Confirmation, timeout_s: int) -> None:
         """One Standard execution per confirmation, named by its id."""

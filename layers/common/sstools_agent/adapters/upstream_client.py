@@ -89,11 +89,23 @@ class UpstreamToolClient:
     ) -> None:
         self._default_timeout_s = default_timeout_s
         self._retry_delay_s = retry_delay_s
+        self._base_url, self._transport = base_url, transport
+        self._http = self._client()
+
+    def _client(self) -> httpx.AsyncClient:
         # Every request sets its own timeouts from its call's deadline; this default only makes
         # sure nothing ever runs on httpx's 5 s.
-        self._http = httpx.AsyncClient(
-            base_url=base_url, transport=transport, timeout=httpx.Timeout(default_timeout_s)
+        return httpx.AsyncClient(
+            base_url=self._base_url,
+            transport=self._transport,
+            timeout=httpx.Timeout(self._default_timeout_s),
         )
+
+    def renew_after_restore(self) -> None:
+        """A new connection pool: connections opened before a SnapStart snapshot are sockets
+        every restored environment would share. The old pool is dropped, not closed: closing
+        is async, and its sockets are dead after a restore anyway."""
+        self._http = self._client()
 
     async def aclose(self) -> None:
         """Closes the connection pool."""

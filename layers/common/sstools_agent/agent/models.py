@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.settings import ModelSettings
 
 
@@ -16,15 +16,20 @@ def build_chat_model(
     """The configured model; `bedrock_client` replaces the boto3 client (tests stub one);
     `router` is the agent's tool router, whose ranking the stand-in follows.
 
-    Provider packages are imported only when chosen: each costs cold-start time.
+    Provider packages (and the offline stand-in) are imported only when chosen: each costs
+    cold-start time.
     """
     if settings.model_provider == "bedrock":
         from langchain_aws import ChatBedrockConverse  # noqa: PLC0415
 
+        # Made here rather than by langchain-aws, so that a SnapStart restore reaches their
+        # connection pools (`adapters.aws_session`).
+        session = aws_session(settings.aws_region)
         return ChatBedrockConverse(
             model_id=settings.bedrock_model_id,
             region_name=settings.aws_region,
-            client=bedrock_client,
+            client=bedrock_client or session.client("bedrock-runtime"),
+            bedrock_client=session.client("bedrock"),
             max_tokens=settings.model_max_tokens,
             temperature=0,
         )
@@ -45,4 +50,6 @@ def build_chat_model(
         from sstools_agent.agent.standin_model import StandinChatModel  # noqa: PLC0415
 
         return StandinChatModel(router=router, token_delay_s=settings.offline_token_delay_s)
+    from sstools_agent.agent.offline_model import OfflineChatModel  # noqa: PLC0415
+
     return OfflineChatModel(token_delay_s=settings.offline_token_delay_s)

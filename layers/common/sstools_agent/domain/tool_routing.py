@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -202,6 +203,7 @@ class ToolRouter:
         self._objects = object_stems(catalog)
         self._example_tools: tuple[str, ...] = ()
         self._example_vectors: Vectors | None = None
+        self._warming = threading.Lock()
 
     def _weight(self, keyword: str) -> int:
         """A keyword's letters that say what to do: an object's name («миграц», "dataset") says
@@ -210,13 +212,20 @@ class ToolRouter:
         return max(1, sum(len(word) for word in said))
 
     def warm(self) -> None:
-        """Embeds the tools' examples now (otherwise on the first fallback)."""
+        """Embeds the tools' examples now (otherwise on the first fallback). Called while
+        another thread warms it, it waits for that one and embeds nothing twice (SnapStart's
+        before-snapshot hook relies on it)."""
         if self._embedder is None or self._example_vectors is not None:
             return
-        pairs = [(tool, text) for tool, route in self._routes.items() for text in route.examples]
-        vectors = self._embedder.embed([text for _, text in pairs])
-        self._example_tools = tuple(tool for tool, _ in pairs)
-        self._example_vectors = vectors  # last: a router routing meanwhile sees it whole or not
+        with self._warming:
+            if self._example_vectors is not None:
+                return
+            pairs = [
+                (tool, text) for tool, route in self._routes.items() for text in route.examples
+            ]
+            vectors = self._embedder.embed([text for _, text in pairs])
+            self._example_tools = tuple(tool for tool, _ in pairs)
+            self._example_vectors = vectors  # last: a router routing meanwhile sees it whole
 
     @property
     def embeddings_ready(self) -> bool:

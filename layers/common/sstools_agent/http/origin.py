@@ -30,15 +30,25 @@ class OriginCheck:
     """ASGI middleware: HTTP requests pass only with the origin header's secret value (compared
     in constant time; the header given more than once is refused). Lifespan events pass."""
 
-    def __init__(self, app: ASGIApp, *, secret: str, header: str = ORIGIN_VERIFY_HEADER) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        secret: str,
+        header: str = ORIGIN_VERIFY_HEADER,
+        exempt: frozenset[str] = frozenset(),
+    ) -> None:
+        """`exempt`: paths whose POSTs pass without the header (SnapStart's hooks, which
+        Lambda Web Adapter calls from inside the environment and refuses from outside)."""
         if not secret:
             raise ValueError("the origin check needs a secret")
         self.app = app
         self.secret = secret.encode()
         self.header = header.lower().encode("latin-1")
+        self.exempt = exempt
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.forwarded(scope):
+        if scope["type"] != "http" or self.forwarded(scope) or self.exempted(scope):
             await self.app(scope, receive, send)
             return
         logger.warning(
@@ -46,6 +56,10 @@ class OriginCheck:
             extra={"method": scope.get("method"), "path": scope.get("path")},
         )
         await error(403, ErrorCode.FORBIDDEN, NOT_THROUGH_CLOUDFRONT)(scope, receive, send)
+
+    def exempted(self, scope: Scope) -> bool:
+        """Whether the request is a POST to an exempt path."""
+        return scope.get("method") == "POST" and scope.get("path") in self.exempt
 
     def forwarded(self, scope: Scope) -> bool:
         """Whether the request carries the secret once, exactly."""

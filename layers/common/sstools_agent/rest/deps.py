@@ -15,6 +15,7 @@ from typing import Annotated, Any, Final
 from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from sstools_agent.adapters.process_state import renew_after_restore
 from sstools_agent.domain.attempt_limits import AuthFailureSampler, FailureLimiter
 from sstools_agent.domain.audit import audited_ui_context
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
@@ -59,6 +60,16 @@ class ApiDeps:
         return audited_ui_context(
             ui_context, self.environments, self.audit.emit, caller.subject, conversation_id
         )
+
+    def prepare_snapshot(self) -> None:
+        """SnapStart's before-snapshot hook: everything is built at import; held audit records
+        are sent, so that no restored environment sends them again."""
+        self.audit.flush()
+
+    def renew_after_restore(self) -> None:
+        """SnapStart's after-restore hook: new random state and AWS connections
+        (`adapters.process_state`); nothing else here is kept per process."""
+        renew_after_restore()
 
     def checked_context(
         self, ui_context: Any, caller: Principal, conversation_id: str | None = None

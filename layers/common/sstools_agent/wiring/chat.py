@@ -12,6 +12,7 @@ from typing import Final
 
 from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.embeddings import BedrockTitanEmbedder, OfflineEmbedder
+from sstools_agent.adapters.process_state import renew_after_restore
 from sstools_agent.adapters.service_tokens import ServiceTokenSource
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.models import build_chat_model
@@ -165,6 +166,26 @@ class ChatDeps:
             service_token=self.service_token,
         )
         object.__setattr__(self, "service", service)
+
+    def prepare_snapshot(self) -> None:
+        """What SnapStart's before-snapshot hook does: builds what a first turn would otherwise
+        build (the agent, the router's example embeddings: it waits for the warm-up thread) and
+        sends held audit records, so that the snapshot holds the work and none of the records.
+        A failed warm-up is logged, not raised: the snapshot routes on keywords until the
+        warm-up thread's next attempt, which a restored environment carries on."""
+        router = self.agent().router
+        if router is not None:
+            try:
+                router.warm()
+            except Exception:
+                logger.exception("the tool router's embeddings failed before the snapshot")
+        self.audit.flush()
+
+    def renew_after_restore(self) -> None:
+        """What SnapStart's after-restore hook does (`adapters.process_state`): new random
+        state and AWS connections, the cached service token forgotten, the upstream client's
+        pool reopened."""
+        renew_after_restore(self.service_token, self.agent().upstream)
 
     def expiry_recorder(self) -> ExpiryRecorder:
         """What the expiry function tells expired cards with, over these collaborators."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
+from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.adapters.dynamodb.table import condition_failed
 
 
@@ -16,9 +16,7 @@ class DynamoDBAuditRecordStore:
     def __init__(
         self, table_name: str, *, region: str | None = None, endpoint_url: str | None = None
     ) -> None:
-        resource = boto3.session.Session(region_name=region).resource(
-            "dynamodb", endpoint_url=endpoint_url
-        )
+        resource = aws_session(region).resource("dynamodb", endpoint_url=endpoint_url)
         self._table = resource.Table(table_name)
 
     def store_once(self, item: dict[str, Any]) -> bool:

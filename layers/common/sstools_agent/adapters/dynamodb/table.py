@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-import boto3
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
+
+from sstools_agent.adapters.aws_session import aws_session
 
 _DESERIALIZER = TypeDeserializer()
 CONDITION_FAILED = "ConditionalCheckFailedException"
@@ -36,9 +37,7 @@ class DynamoTable:
     """A table resource, and `_run` to call it off the event loop."""
 
     def __init__(self, table_name: str, *, region: str, endpoint_url: str | None = None) -> None:
-        resource = boto3.session.Session(region_name=region).resource(
-            "dynamodb", endpoint_url=endpoint_url
-        )
+        resource = aws_session(region).resource("dynamodb", endpoint_url=endpoint_url)
         self._table = resource.Table(table_name)
 
     async def _run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
