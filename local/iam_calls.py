@@ -207,7 +207,10 @@ def _s3(names: LocalNames, operation: str, params: dict[str, Any]) -> list[Reque
             ("s3:PutObject", names.bucket(bucket, params["Key"])),
         ]
     action = f"s3:{_S3_ACTIONS.get(operation, operation)}"
-    return [(action, names.bucket(bucket, params.get("Key")))]
+    found = [(action, names.bucket(bucket, params.get("Key")))]
+    if operation == "PutObject" and params.get("Tagging"):  # tags on the put need their own
+        found.append(("s3:PutObjectTagging", names.bucket(bucket, params["Key"])))
+    return found
 
 
 def _events(names: LocalNames, operation: str, params: dict[str, Any]) -> list[Request]:

@@ -917,9 +917,10 @@ def test_every_invoker_of_a_snapstart_function_names_its_alias_not_latest(functi
     assert reaching, f"nothing invokes {function}: the check would prove nothing"
     on_latest = [where for where, names in reaching if function in names]
     assert on_latest == []
-    # The chat function: its URL (CloudFront's origin), ChatApi's three chat integrations and
-    # their two permissions, the URL's two public permissions; the REST API: four and one.
-    assert len(reaching) == (8 if function == "ChatFunction" else 5)
+    # The chat function: its URL (CloudFront's origin), ChatApi's four integrations (chat, AG-UI,
+    # Gradio, cancel) and their three permissions, the URL's two public permissions; the REST
+    # API: four and one.
+    assert len(reaching) == (10 if function == "ChatFunction" else 5)
 
 
 def test_cloudfront_reaches_the_chat_function_through_its_alias_url():

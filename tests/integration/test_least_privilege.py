@@ -64,6 +64,10 @@ SEARCH = {
     "ui_context": {"contextVersion": 1, "envId": "ss-dev", "route": "/dashboards"},
 }
 EXPIRING_CARDS = "X-Test-Expiring-Cards"
+OFFLOADED = (
+    "a checkpoint over 350 KB is offloaded to the bucket, put with its expiry tag; the paths"
+    " here write small ones"
+)
 NOT_EXERCISED_HERE = {
     ("ChatFunction", "bedrock:InvokeModel"): "the model and the router's embeddings: offline here",
     ("ChatFunction", "bedrock:InvokeModelWithResponseStream"): "the model: offline here",
@@ -71,6 +75,11 @@ NOT_EXERCISED_HERE = {
         "the dead-letter queue's: Lambda sends an event the function failed on, with its role;"
         " no code of the function sends it"
     ),
+    ("ChatFunction", "s3:PutObjectTagging"): OFFLOADED,
+    ("ExpiryFunction", "s3:GetObject"): OFFLOADED,
+    ("ExpiryFunction", "s3:PutObject"): OFFLOADED,
+    ("ExpiryFunction", "s3:PutObjectTagging"): OFFLOADED,
+    ("ExpiryFunction", "s3:DeleteObject"): OFFLOADED,
     ("ExpiryFunction", "events:PutEvents"): (
         "no path audits today (an expiry runs no tool; the state machine publishes the decision),"
         " but the expiry writes its turn through the chat's turn ledger, which audits any tool"
