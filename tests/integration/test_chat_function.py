@@ -199,11 +199,12 @@ async def test_two_tabs_on_one_conversation_get_409_never_interleaved_turns(chat
     _, events, _ = await post_stream(chat, STATUS)
     conversation = events[-1].data["metadata"]["conversation_id"]
     body = {**STATUS, "conversation_id": conversation}
-    # The winning tab's reads take seconds, so the other tab arrives while it holds the
+    # The winning tab's reads take seconds (6: a CI run beside other work once started the
+    # second tab after 3 s had passed), so the other tab arrives while it holds the
     # conversation however slowly a busy machine starts the second request; every read is slow
     # until both have answered (a read an earlier test left in flight cannot use the delays up)
     chat.stack.upstream.plan.add(
-        "GET", "/api/environments/ss-dev/dashboards", Fault(FaultKind.DELAY, seconds=3, times=10)
+        "GET", "/api/environments/ss-dev/dashboards", Fault(FaultKind.DELAY, seconds=6, times=10)
     )
     results = await asyncio.gather(*(post_stream(chat, body) for _ in range(2)))
     chat.stack.upstream.plan.clear()
