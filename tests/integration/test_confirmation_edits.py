@@ -159,7 +159,7 @@ async def test_an_edit_the_user_may_not_run_is_refused_and_the_card_still_waits(
     assert status == 403
     assert error is not None
     assert error["code"] == "FORBIDDEN"
-    assert "admin" in error["detail"]
+    assert "«администратор»" in error["detail"]
     assert chat.stack.upstream.plan.requests(*DEPLOYS) == 0
     # Nothing was decided: the card's own call can still be confirmed
     status, _, _ = await post_stream(

@@ -195,7 +195,7 @@ async def test_a_role_lost_after_the_card_refuses_the_confirm_and_keeps_the_card
     # Then nothing runs, the user is told which role is needed, and the card still waits
     assert (status, refused and refused["code"]) == (403, "FORBIDDEN")
     assert refused is not None
-    assert "engineer" in refused["detail"]
+    assert "«инженер»" in refused["detail"]
     assert chat.stack.upstream.plan.requests("POST", upstream_path(spec, PAGE_ENV)) == 0
     assert confirmation_item(chat, card["confirmation_id"])["status"] == "pending"
 

@@ -211,4 +211,4 @@ async def test_an_answer_to_a_clarifying_question_keeps_the_tool_it_was_about(
     # Then the deploy it was about is what the agent reaches for: to prod, which needs an admin
     [denied] = [e for e in answered if isinstance(e, PermissionDenied)]
     assert (denied.tool, denied.required_role) == ("deploy_dashboard", "admin")
-    assert "admin" in answer(answered)
+    assert "«администратор»" in answer(answered)
