@@ -102,7 +102,7 @@ def through_cloudfront(viewer: str, *, origin: list[str] | None = None) -> list[
 
 def test_rotating_x_forwarded_for_does_not_escape_the_limit(token_endpoint: TokenEndpoint):
     # Given one client guessing 20 secrets, each with another X-Forwarded-For (last entry too)
-    with httpx.Client() as client:
+    with httpx.Client(timeout=30) as client:
         answers = [
             token_endpoint.post(
                 client, token_endpoint.wrong, {"X-Forwarded-For": f"10.4.{n}.1, 10.5.{n}.2"}
@@ -123,7 +123,7 @@ def test_two_viewers_behind_one_edge_are_limited_separately(token_endpoint: Toke
     # Given two viewers served by the same edge server (the same last X-Forwarded-For entry)
     attacker = through_cloudfront("198.51.100.7:50123")
     agent = through_cloudfront("2001:db8::7:443")
-    with httpx.Client() as client:
+    with httpx.Client(timeout=30) as client:
         # When one of them guesses until it is refused
         answers = [
             token_endpoint.post(client, token_endpoint.wrong, attacker).status_code
@@ -145,7 +145,7 @@ def test_a_viewer_address_without_the_origin_secret_is_ignored(
 ):
     # Given a caller that writes CloudFront's viewer header itself, another address each time,
     # without the origin secret CloudFront adds (once, exactly)
-    with httpx.Client() as client:
+    with httpx.Client(timeout=30) as client:
         answers = [
             token_endpoint.post(
                 client,
@@ -163,7 +163,7 @@ def test_the_chat_function_counts_failed_logins_per_viewer(stack: AgentStack):
     # Given the chat function as deployed (it answers only requests through CloudFront)
     audit = MemoryAuditSink()
     app, _, _ = chat_app(stack, OfflineChatModel(), audit, origin_verify_secret=SecretStr(SECRET))
-    with serve(app, lifespan="on") as url, httpx.Client() as client:
+    with serve(app, lifespan="on") as url, httpx.Client(timeout=30) as client:
         # When two viewers behind one edge fail to sign in
         for viewer in ("198.51.100.20:1000", "198.51.100.21:1000"):
             headers = [("Authorization", "Bearer nope"), *through_cloudfront(viewer)]

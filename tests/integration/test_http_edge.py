@@ -258,7 +258,7 @@ def test_a_flood_of_failed_logins_writes_a_bounded_number_of_records(cloudfront_
     }
     before = len(failed_auth_records(apps.chat_audit))
     started = time.time()
-    with httpx.Client() as client:
+    with httpx.Client(timeout=30) as client:
         for _ in range(300):
             assert (
                 client.post(
@@ -286,7 +286,7 @@ def test_suppressed_failures_are_counted_in_one_aggregate_record(stack: AgentSta
             client_addresses=ClientAddresses(ORIGIN_SECRET),
         )
     )
-    with serve(api) as url, httpx.Client() as client:
+    with serve(api) as url, httpx.Client(timeout=30) as client:
         # When 20 sources fail 3 times each within the window
         for source in range(20):
             for _ in range(3):
@@ -325,7 +325,7 @@ def test_failed_service_token_requests_are_audited_and_rate_limited(stack: Agent
     right = {"client_id": reader.client_id, "client_secret": reader.client_secret}
     wrong = {**right, "client_secret": "guess"}
     attacker, agent = from_viewer("10.3.0.1"), from_viewer("10.3.0.2")
-    with serve(api) as url, httpx.Client() as client:
+    with serve(api) as url, httpx.Client(timeout=30) as client:
         token = f"{url}/api/auth/service-token"
         # When one source guesses 3 times, each is a 401 and an audit record
         for _ in range(3):
