@@ -24,27 +24,23 @@ model. Its rules:
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import functools
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
@@ -66,6 +62,7 @@ from sstools_agent.agent.prompts import (
     UNAVAILABLE_CLOSE,
     UNAVAILABLE_OPEN,
 )
+from sstools_agent.agent.scripted_replies import ReplyStreamingModel
 from sstools_agent.domain.attachment_content import (
     read_attachment_blocks,
     without_attachment_blocks,
@@ -1322,12 +1319,10 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
     return say(russian, "", f"{tool} failed: {detail}")
 
 
-class OfflineChatModel(BaseChatModel):
+class OfflineChatModel(ReplyStreamingModel):
     """Deterministic, rule-based stand-in for an LLM (see the module docstring)."""
 
     bound_tools: tuple[str, ...] = ()
-    token_delay_s: float = 0.0
-    """Pause between streamed words, to make streaming visible in a demo."""
 
     @property
     def _llm_type(self) -> str:
@@ -1448,44 +1443,3 @@ class OfflineChatModel(BaseChatModel):
             f"I am the ss-tools assistant (rule-based, no LLM). I did not understand; ask "
             f"“what can you do?”. Tools: {offered}.",
         )
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self.respond(messages))])
-
-    def _chunks(self, reply: AIMessage) -> Iterator[ChatGenerationChunk]:
-        if reply.tool_calls:
-            chunks = [
-                {
-                    "name": c["name"],
-                    "args": json.dumps(c["args"], ensure_ascii=False),
-                    "id": c["id"],
-                    "index": i,
-                }
-                for i, c in enumerate(reply.tool_calls)
-            ]
-            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))
-            return
-        # An answer with nothing to add (after a cancelled card) is still one, empty, chunk
-        for word in re.findall(r"\S+\s*", str(reply.content)) or [""]:
-            yield ChatGenerationChunk(message=AIMessageChunk(content=word))
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        # BaseChatModel.astream reports each chunk to the callbacks (LangGraph's "messages" mode).
-        for chunk in self._chunks(self.respond(messages)):
-            yield chunk
-            if self.token_delay_s:
-                await asyncio.sleep(self.token_delay_s)
-            else:
-                await asyncio.sleep(0)

@@ -22,24 +22,19 @@ prefetched summary) and the conversation. Its rules:
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     ToolMessage,
 )
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
@@ -51,6 +46,7 @@ from sstools_agent.agent.prompts import (
     UNAVAILABLE_CLOSE,
     UNAVAILABLE_OPEN,
 )
+from sstools_agent.agent.scripted_replies import ReplyStreamingModel
 from sstools_agent.domain.attachment_content import read_attachment_blocks
 from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS
@@ -142,15 +138,13 @@ _KNOWN_WORDS: Final = (
 """Words that say what to do, not what about: a search's topic is none of them."""
 
 
-class StandinChatModel(BaseChatModel):
+class StandinChatModel(ReplyStreamingModel):
     """Catalog-driven stand-in for an LLM (see the module docstring)."""
 
     schemas: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """The bound tools' argument schemas, by name (what `bind_tools` was given)."""
     router: Any = None
     """The agent's `ToolRouter` (keywords and embeddings); None: keywords only."""
-    token_delay_s: float = 0.0
-    """Pause between streamed words, to make streaming visible in a demo."""
 
     @property
     def _llm_type(self) -> str:
@@ -236,44 +230,6 @@ class StandinChatModel(BaseChatModel):
         digest = hashlib.sha256(f"{turn.text}|{seed}".encode()).hexdigest()[:16]
         call = {"name": tool, "args": args.values, "id": f"call_{digest}"}
         return AIMessage(content="", tool_calls=[call])
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self.respond(messages))])
-
-    def _chunks(self, reply: AIMessage) -> Iterator[ChatGenerationChunk]:
-        if reply.tool_calls:
-            chunks = [
-                {
-                    "name": c["name"],
-                    "args": json.dumps(c["args"], ensure_ascii=False),
-                    "id": c["id"],
-                    "index": i,
-                }
-                for i, c in enumerate(reply.tool_calls)
-            ]
-            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))
-            return
-        # An answer with nothing to add (after a cancelled card) is still one, empty, chunk
-        for word in re.findall(r"\S+\s*", str(reply.content)) or [""]:
-            yield ChatGenerationChunk(message=AIMessageChunk(content=word))
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        # BaseChatModel.astream reports each chunk to the callbacks (LangGraph's "messages" mode)
-        for chunk in self._chunks(self.respond(messages)):
-            yield chunk
-            await asyncio.sleep(self.token_delay_s)
 
 
 # -- reading the conversation --------------------------------------------------------------------
