@@ -38,7 +38,6 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     ToolMessage,
 )
 from langchain_core.runnables import Runnable
@@ -63,9 +62,9 @@ from sstools_agent.agent.prompts import (
     UNAVAILABLE_OPEN,
 )
 from sstools_agent.agent.scripted_replies import ReplyStreamingModel
+from sstools_agent.agent.standin_reading import content_text, own_words, prompt_block
 from sstools_agent.domain.attachment_content import (
     read_attachment_blocks,
-    without_attachment_blocks,
 )
 from sstools_agent.domain.catalog_types import ArgsRecipe, OfflineChoice, Operation, ToolSpec
 from sstools_agent.domain.glossary import ARGUMENT_LABELS, tool_label
@@ -219,38 +218,9 @@ def _is_russian(text: str) -> bool:
     return bool(_CYRILLIC.search(_CODE_SPAN.sub(" ", _QUOTED.sub(" ", text))))
 
 
-def _text_of(message: BaseMessage) -> str:
-    """A message's own words (a user message's files' data blocks left out)."""
-    return without_attachment_blocks(_content_text(message))
-
-
-def _content_text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return " ".join(
-        part.get("text", "") if isinstance(part, dict) else str(part) for part in content
-    )
-
-
-def _system_block(messages: Sequence[BaseMessage], opening: str, closing: str) -> dict[str, Any]:
-    """The JSON object between two delimiters of the system prompt, or {}."""
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            text = _text_of(message)
-            start, end = text.find(opening), text.find(closing)
-            if 0 <= start < end:
-                try:
-                    data = json.loads(text[start + len(opening) : end])
-                except ValueError:
-                    return {}
-                return data if isinstance(data, dict) else {}
-    return {}
-
-
 def _page_context(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     """The UI context the system prompt carries, or {} («контекст недоступен»)."""
-    return _system_block(messages, UI_CONTEXT_OPEN, UI_CONTEXT_CLOSE)
+    return prompt_block(messages, UI_CONTEXT_OPEN, UI_CONTEXT_CLOSE)
 
 
 def _summary_result(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -265,7 +235,7 @@ def _summary_result(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 def _object_summary(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     """The prefetched object summary the system prompt carries, or {}."""
-    return _system_block(messages, OBJECT_SUMMARY_OPEN, OBJECT_SUMMARY_CLOSE)
+    return prompt_block(messages, OBJECT_SUMMARY_OPEN, OBJECT_SUMMARY_CLOSE)
 
 
 class _Request:
@@ -1016,7 +986,7 @@ def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> st
     the user's answer names no tool of its own."""
     for message in reversed(messages[:-1]):
         if isinstance(message, AIMessage) and not message.tool_calls:
-            text = _text_of(message)
+            text = own_words(message)
             if not text.rstrip().endswith("?"):
                 return None
             return next(
@@ -1029,7 +999,7 @@ def _clarified_tool(messages: Sequence[BaseMessage], bound: Sequence[str]) -> st
 def _tool_data(message: ToolMessage) -> Any:
     """A tool result as data: the framed output block's result (read as data, as the frame
     says), else the JSON, else the text."""
-    text = _text_of(message)
+    text = own_words(message)
     block = read_tool_output_block(text)
     if block is not None:
         return block.get("result")
@@ -1085,7 +1055,7 @@ def _request(messages: Sequence[BaseMessage]) -> _Request:
     for message in messages:
         if isinstance(message, HumanMessage):
             question = _Request(
-                _text_of(message),
+                own_words(message),
                 page,
                 page_object=page_object,
                 recalled=dict(recalled),
@@ -1124,7 +1094,7 @@ class _KeptOut:
 
 def _unavailable(messages: Sequence[BaseMessage]) -> dict[str, _KeptOut]:
     """The tools the prompt says this user cannot use here, and why."""
-    block = _system_block(messages, UNAVAILABLE_OPEN, UNAVAILABLE_CLOSE)
+    block = prompt_block(messages, UNAVAILABLE_OPEN, UNAVAILABLE_CLOSE)
     return {
         str(entry.get("tool")): _KeptOut(
             str(entry.get("rule")),
@@ -1312,7 +1282,7 @@ def _describe_failure(message: ToolMessage, russian: bool) -> str:
         # Russian answer adds nothing (one line, not two); an English one says it in English
         return say(russian, "", "Understood: the operation was cancelled, nothing ran.")
     # The last line: a note about an edited call (`with_edit_notes`) comes before the result
-    detail = _text_of(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
+    detail = own_words(message).rsplit("\n", 1)[-1].split(": ", 1)[-1]
     # The failed tool card says, in Russian, what happened and what to do (and that a write
     # whose status is unknown may have applied): a Russian answer does not say it twice; an
     # English one says it in English
@@ -1339,7 +1309,7 @@ class OfflineChatModel(ReplyStreamingModel):
         """The whole reply to a conversation: a tool call, or an answer."""
         request = _request(messages)
         if messages and isinstance(messages[-1], HumanMessage):
-            files = read_attachment_blocks(_content_text(messages[-1]))
+            files = read_attachment_blocks(content_text(messages[-1]))
             russian = request.russian or not request.text.strip()
             about_files = file_answer(request.text, files, russian)
             direct = about_files if about_files is not None else _unseen_page_object(request)
