@@ -12,7 +12,6 @@ from sstools_agent.chat import gradio_routes, routes
 from sstools_agent.http.audit_flush import AuditFlush
 from sstools_agent.http.blocking_threads import more_blocking_threads
 from sstools_agent.http.body_limits import AG_UI_MAX_BODY_BYTES, CHAT_MAX_BODY_BYTES, BodyLimit
-from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.http.errors import install_error_handlers
 from sstools_agent.http.observability import LambdaTraceHeader
 from sstools_agent.http.origin import OriginCheck
@@ -29,16 +28,7 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     route reads a body: a body over its limit is 413 (`BodyLimit`), the caller is authenticated
     (`AuthenticatedRoute`), and only then is the body parsed. SnapStart's two hook routes
     (`http.snapstart`) need neither the header nor a user."""
-    route_deps = routes.ChatRouteDeps(
-        deps.service,
-        verifier=deps.verifier,
-        audit=deps.audit,
-        auth_failures=deps.auth_failures,
-        client_addresses=ClientAddresses.trusting(origin_verify_secret),
-        coalesce_s=deps.stream_coalesce_s,
-        heartbeat_s=deps.stream_heartbeat_s,
-        gradio_queue=deps.gradio_queue,
-    )
+    route_deps = deps.route_deps(origin_verify_secret)
     app = FastAPI(
         title="ss-tools agent chat",
         version="1.0",
@@ -56,9 +46,8 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     limits = {routes.CHAT_PATH: CHAT_MAX_BODY_BYTES, routes.AG_UI_PATH: AG_UI_MAX_BODY_BYTES}
     app.add_middleware(BodyLimit, limits=limits)
     if origin_verify_secret is not None:
-        app.add_middleware(
-            OriginCheck, secret=origin_verify_secret.get_secret_value(), exempt=HOOK_PATHS
-        )
+        secret = origin_verify_secret.get_secret_value()
+        app.add_middleware(OriginCheck, secret=secret, exempt=HOOK_PATHS)
     app.add_middleware(AuditFlush, sink=deps.audit)
     if routes.CHAT_OBSERVABILITY.tracer is not None:
         app.add_middleware(LambdaTraceHeader)

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from pydantic import SecretStr
+
 from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.embeddings import BedrockTitanEmbedder, OfflineEmbedder
 from sstools_agent.adapters.process_state import renew_after_restore
@@ -19,6 +21,7 @@ from sstools_agent.agent.models import build_chat_model
 from sstools_agent.agent.runtime import ChatAgent
 from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.chat.expired_cards import ExpiryRecorder
+from sstools_agent.chat.routes import ChatRouteDeps
 from sstools_agent.chat.service import ChatService
 from sstools_agent.chat.turns import ChatTurns
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
@@ -36,6 +39,7 @@ from sstools_agent.domain.ports import (
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import Embedder, ToolRouter
+from sstools_agent.http.client_address import ClientAddresses
 from sstools_agent.settings import (
     DEFAULT_PREFETCH_TIMEOUT_S,
     DEFAULT_STREAM_COALESCE_S,
@@ -186,6 +190,20 @@ class ChatDeps:
         state and AWS connections, the cached service token forgotten, the upstream client's
         pool reopened."""
         renew_after_restore(self.service_token, self.agent().upstream)
+
+    def route_deps(self, origin_verify_secret: SecretStr | None) -> ChatRouteDeps:
+        """What the chat routes share, over these collaborators; a client's address is read
+        from CloudFront's header only when the origin secret proves CloudFront sent it."""
+        return ChatRouteDeps(
+            self.service,
+            verifier=self.verifier,
+            audit=self.audit,
+            auth_failures=self.auth_failures,
+            client_addresses=ClientAddresses.trusting(origin_verify_secret),
+            coalesce_s=self.stream_coalesce_s,
+            heartbeat_s=self.stream_heartbeat_s,
+            gradio_queue=self.gradio_queue,
+        )
 
     def expiry_recorder(self) -> ExpiryRecorder:
         """What the expiry function tells expired cards with, over these collaborators."""
