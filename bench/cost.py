@@ -44,6 +44,7 @@ from bench.cost_model import (
     aws_call_usage,
     cost,
     decided_path,
+    event_size,
     event_usage,
     item_size,
     lambda_usage,
@@ -283,42 +284,51 @@ async def measure(stack: AgentStack) -> list[Turn]:
     return turns
 
 
-def _machine_usage(calls: list[AwsCall], machine: dict[str, Any]) -> Usage:
-    """What the confirmation machine does of its own for a turn's calls: a start enters its
-    first state (which writes the confirmation's token into its item); a decision runs the rest
-    of the decided path (which puts the outcome on the audit bus)."""
-    path = decided_path(machine)
-    states = machine["States"]
+def _machine_usage(calls: list[AwsCall], machine: dict[str, Any]) -> tuple[Usage, list[Any]]:
+    """What the confirmation machine does of its own for a turn's calls, and the events it puts:
+    a start enters its first state (which writes the task token into the confirmation's item,
+    as big as the turn's card put it); a decision runs the rest of the decided path (which puts
+    the outcome on the audit bus, sized here by the definition's entry, its paths unfilled)."""
+    path, states = decided_path(machine), machine["States"]
+    cards = [
+        item_size(c.params["Item"])
+        for c in calls
+        if c.operation == "PutItem" and c.params["Item"]["PK"].get("S", "").startswith("CONF#")
+    ]
     usage: Usage = {}
+    entries: list[Any] = []
     for call in calls:
         if call.service != "stepfunctions":
             continue
         entered = path[:1] if call.operation == "StartExecution" else path[1:]
         for name in entered:
             resource = states[name].get("Resource", "")
-            step: Usage = {"stepfunctions.transitions": 1}
+            usage = added(usage, {"stepfunctions.transitions": 1})
             if ":dynamodb:" in resource:
-                step["dynamodb.write_units"] = write_units(0)  # the confirmation item, under 1 KB
+                usage = added(usage, {"dynamodb.write_units": write_units(max(cards, default=0))})
             if ":events:putEvents" in resource:
-                step = added(step, event_usage([states[name]["Parameters"]["Entries"][0]]))
-            usage = added(usage, step)
-    return usage
+                entries += states[name]["Parameters"]["Entries"]
+    return usage, entries
 
 
 def turn_usage(turn: Turn, template: Template) -> tuple[Usage, Usage]:
     """One turn's AWS usage, and its model tokens apart."""
     calls = added(*(aws_call_usage(call) for call in turn.calls))
-    machine = _machine_usage(turn.calls, template.machine)
+    machine, machine_events = _machine_usage(turn.calls, template.machine)
     waited = MODEL_CALL_S * len(turn.model_calls)
+    # The cancel poll reads the conversation's record every flush while the model is awaited
     polls = {"dynamodb.read_units": waited / FLUSH_EVERY_S * read_units(0, consistent=True)}
-    events = added(calls, machine).get("eventbridge.events", 0.0)
+    put = [e for c in turn.calls if c.operation == "PutEvents" for e in c.params["Entries"]]
+    events = put + machine_events  # every one reaches the audit function, which stores it
+    audited = len(events) * AUDIT_CALL_S
     audit = added(
-        lambda_usage(events, events * AUDIT_CALL_S, template.audit_mb, template.architecture),
-        {"dynamodb.write_units": events * write_units(0)},  # each event one audit item
+        event_usage(machine_events),
+        lambda_usage(len(events), audited, template.audit_mb, template.architecture),
+        {"dynamodb.write_units": sum(write_units(event_size(e)) for e in events)},
     )
     chat = lambda_usage(1, turn.seconds + waited, template.chat_mb, template.architecture)
     edge = {"cloudfront.requests": 1.0, "cloudfront.bytes_out": float(turn.bytes_out)}
-    logs = {"logs.bytes": float(turn.log_bytes + PLATFORM_LOG_BYTES * (1 + events))}
+    logs = {"logs.bytes": float(turn.log_bytes + PLATFORM_LOG_BYTES * (1 + len(events)))}
     tokens = {
         "bedrock.input_tokens": sum(
             i / CHARS_PER_TOKEN + TOOL_USE_TOKENS for i, _ in turn.model_calls

@@ -159,10 +159,15 @@ def _s3(call: AwsCall) -> Usage:
     return {"s3.get_requests": 1}
 
 
+def event_size(entry: Mapping[str, Any]) -> int:
+    """An event's size as EventBridge bills it: its fields' text, in bytes."""
+    return sum(len(str(value).encode()) for value in entry.values())
+
+
 def event_usage(entries: Iterable[Mapping[str, Any]]) -> Usage:
     """What putting these events costs, in 64 KB chunks, and archiving them (the audit bus
     keeps every event)."""
-    sizes = [sum(len(str(v).encode()) for v in entry.values()) for entry in entries]
+    sizes = [event_size(entry) for entry in entries]
     return {
         "eventbridge.events": sum(max(1, math.ceil(s / EVENT_CHUNK_BYTES)) for s in sizes),
         "eventbridge.archive_bytes": sum(sizes),
