@@ -4,10 +4,11 @@ nothing).
 The chat function's own composition (`build_chat`, the catalog-driven stand-in model) serves real
 HTTP under uvicorn against moto in its own process, as `bench/aws_calls.py` does, with every AWS
 call recorded with what it sent and got back (`local/aws_calls.py`). `ROUNDS` conversations, each
-a read (its first message), a read on it, a write that stops at its card, and the card's confirm:
-a sample of each kind, scaled to 1,000. Each call is billed by `bench/cost_model.py`; what the
-chat function does not call itself is added from the template: the confirmation machine's
-transitions and its event, the audit function and table for every event.
+a read (its first message, answered from the page's object), a read calling a tool, a write that
+stops at its card, and the card's confirm: a sample of each kind, scaled to 1,000. Each call is
+billed by `bench/cost_model.py`; what the chat function does not call itself is added from the
+template: the confirmation machine's transitions and its event, the audit function and table
+for every event.
 
 What is measured here and what is assumed (docs/deploy.md, "What it costs"):
 - a turn's Lambda duration is its wall time on this machine, each AWS call given `AWS_LATENCY_S`
@@ -267,12 +268,14 @@ async def measure(stack: AgentStack) -> list[Turn]:
                 turns.append(Turn(kind, seconds, streamed, billed, used, logged))
                 return events
 
+            # Two reads a conversation: one the page's object answers, one that calls a tool
             status = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
+            health = {"message": "покажи здоровье дашборда", "ui_context": DASHBOARD_10}
             deploy = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
             for _ in range(ROUNDS):
                 events = await turn("read", status)
                 conversation = {"conversation_id": events[-1]["metadata"]["conversation_id"]}
-                await turn("read", status | conversation)
+                await turn("read", health | conversation)
                 events = await turn("card", deploy | conversation)
                 card = next(e for e in events if e.get("metadata", {}).get("confirmation_id"))
                 confirm = {
