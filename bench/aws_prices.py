@@ -3,7 +3,7 @@
 us-east-1, on-demand, without free tiers or volume discounts, as published in 2026 on the page
 named beside each group (written down without a network here: docs/deploy.md, "What it costs",
 lists which figures the team should check against the page before quoting them). The template's
-default region is eu-central-1, where most of these are 10-20 % higher.
+default region is eu-central-1, where some of these differ: price the region you deploy to.
 """
 
 from __future__ import annotations
