@@ -40,6 +40,11 @@ class Call:
     ended: float
     role: str
     operation: str
+    service: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    """What the call sent, and below what it got back (empty on an error): the sizes AWS bills
+    by (a DynamoDB item's, an S3 object's, an event's) are read from them."""
+    response: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -81,14 +86,15 @@ class AwsCallTrace:
             # machine's PutEvents when another test's card expires)
             if not ours or client.meta.endpoint_url.rstrip("/") == ours:
                 service = client.meta.service_model.service_name
-                started = time.perf_counter()
+                started, response = time.perf_counter(), {}
                 try:
                     if trace.latency_s:
                         time.sleep(trace.latency_s)
-                    return original(client, operation, params)
+                    response = original(client, operation, params)
+                    return response
                 finally:
                     ended, role = time.perf_counter(), trace.role(service, params)
-                    call = Call(started, ended, role, operation)
+                    call = Call(started, ended, role, operation, service, params, response)
                     with trace._lock:
                         trace.calls.append(call)
             return original(client, operation, params)
