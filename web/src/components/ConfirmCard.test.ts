@@ -318,9 +318,9 @@ describe("ConfirmCard: «Изменить»", () => {
     const target = field("target_env_id") as HTMLSelectElement;
     expect(target.tagName).toBe("SELECT");
     expect([...target.options].map((o) => o.textContent)).toEqual([
-      "ss-dev (dev)",
-      "staging",
-      "prod",
+      "ss-dev — окружение разработки",
+      "staging — предрелизное окружение",
+      "prod — рабочее окружение",
     ]);
     expect(target.value).toBe("staging");
     expect((field("limit") as HTMLInputElement).type).toBe("number");

@@ -134,12 +134,6 @@ export const CONFIRM_STATE_LABELS: Record<string, string> = {
   stale: "Устарела — ничего не изменено",
 };
 
-export const TIER_LABELS: Record<string, string> = {
-  prod: "PRODUCTION",
-  staging: "STAGING",
-  dev: "DEV",
-};
-
 /** mm:ss of a duration in milliseconds (never negative). */
 export function formatCountdown(ms: number): string {
   const total = Math.max(0, Math.ceil(ms / 1000));
@@ -160,6 +154,14 @@ export function pretty(value: unknown): string {
 }
 
 const ROLE_LABELS: Record<string, string> = glossary.roles;
+const TIER_LABELS: Record<string, string> = glossary.tiers;
+
+/** «ss-dev — окружение разработки», «prod — рабочее окружение»: an environment with its tier in
+ * words (an unknown tier as spelt; none: the id alone). */
+export function environmentLabel(envId: string, tier: string | null | undefined): string {
+  if (!tier) return envId;
+  return `${envId} — ${TIER_LABELS[tier] ?? tier}`;
+}
 
 /** «инженер» for `engineer`, quoted as the server's refusals quote it; an unknown role as spelt. */
 export function roleLabel(role: string): string {

@@ -14,7 +14,7 @@ from typing import Any, Final
 from sstools_agent.domain.read_retries import retry_glossary
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.ui_context import OBJECT_TYPE_LABELS
-from sstools_agent.domain.wording import ROLE_WORDS
+from sstools_agent.domain.wording import ROLE_WORDS, STATUS_WORDS
 
 ARGUMENT_LABELS: Final = {
     "branch_name": "Имя ветки",
@@ -58,7 +58,7 @@ def tool_label(name: str) -> str:
 def glossary() -> dict[str, Any]:
     """What the page reads: tool and argument labels, the environment arguments, the object types
     (the conversation list's rows name them as the list's search finds them), which failed
-    calls it offers to repeat (the server checks again), and the roles in words."""
+    calls it offers to repeat (the server checks again), and the roles and tiers in words."""
     return {
         "objectTypes": {str(kind): label for kind, label in OBJECT_TYPE_LABELS.items()},
         "tools": {spec.name: tool_label(spec.name) for spec in CATALOG},
@@ -66,6 +66,7 @@ def glossary() -> dict[str, Any]:
         "environmentArguments": sorted(ENVIRONMENT_ARGUMENTS),
         "retry": retry_glossary(),
         "roles": {role: words[0] for role, words in ROLE_WORDS.items()},
+        "tiers": {tier: words[0] for tier, words in STATUS_WORDS["tier"].items()},
     }
 
 
