@@ -363,7 +363,7 @@ class _Filler:
         return None
 
     def _words(self, key: str, prop: Mapping[str, Any], required: bool) -> Any:
-        """Text: a search's topic (none when it names ids), else quoted or labelled words."""
+        """Text: a search's topic (none when it names ids), else quoted or named words."""
         text = self.turn.text
         if key == "query":
             if read.numbers(text):
@@ -473,8 +473,6 @@ class _Filler:
         for text in self.turn.texts:
             if pattern is not None and (token := read.identifier(text, pattern)):
                 return token
-            if (value := read.labelled(key, text)) is not None:
-                return value
             if key in ("schema_name", "table_name") and (pair := read.dotted(text)):
                 return pair[0] if key == "schema_name" else pair[1]
             if (value := read.named_value(key, text)) is not None:

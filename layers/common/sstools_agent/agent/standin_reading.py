@@ -33,7 +33,20 @@ _UNIT_AFTER: Final = re.compile(
 )
 """A number followed by a unit is a count, a duration or a time, not an id."""
 _MINUTES: Final = re.compile(r"(\d+)\s*(?:-\s*)?(?:мин|minute|min\b)", _I)
-_HOURS: Final = re.compile(r"(\d+(?:[.,]\d+)?)?\s*(?:-\s*)?(?:час|hour|h\b)", _I)
+_HOURS: Final = re.compile(
+    r"(?:(\d+(?:[.,]\d+)?)\s*(?:-\s*)?|\b(?:на|for|an?)\s+)(?:час|hour|h\b)\w*"
+    r"(\s+(?:с половиной|and a half))?",
+    _I,
+)
+"""Hours: a number, or one hour («на час», "for an hour"); «в течение часов» is no figure."""
+_NUMERALS: Final = {
+    **{"один": "1", "одна": "1", "полтора": "1.5", "полторы": "1.5", "пару": "2", "два": "2"},
+    **{"две": "2", "три": "3", "четыре": "4", "пять": "5", "шесть": "6", "десять": "10"},
+    **{"пятнадцать": "15", "двадцать": "20", "тридцать": "30", "сорок": "40", "one": "1"},
+    **{"a couple of": "2", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6"},
+    **{"ten": "10", "fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40"},
+}
+"""Numbers in words, so that «на два часа» is 120 minutes and not one hour."""
 _ENVIRONMENT_FORMS: Final = {
     "prod": r"\bпрод(?:а|е|у|ом|ов\w*)?\b|production|\bprod\b",
     "staging": r"стейдж\w*|\bstag\w*",
@@ -156,13 +169,18 @@ def row_count(text: str, default: int = 10) -> int:
 
 
 def minutes(text: str) -> int | None:
-    """A duration as the user gave it, in minutes: «на час» is 60, «45 минут» 45."""
+    """A duration as the user gave it, in minutes: «на час» is 60, «на два часа» 120, «45
+    минут» 45; None for one it cannot read (a question, not a guess)."""
+    numeral = re.compile(rf"\b({'|'.join(_NUMERALS)})\b", _I)
+    text = numeral.sub(lambda m: _NUMERALS[m.group(1).lower()], text)
     if found := _MINUTES.search(text):
         return int(found.group(1))
     if re.search(r"полчаса|half an hour|half-hour", text, _I):
         return 30
-    found = _HOURS.search(text)
-    return round(float((found.group(1) or "1").replace(",", ".")) * 60) if found else None
+    if not (found := _HOURS.search(text)):
+        return None
+    hours = float((found.group(1) or "1").replace(",", ".")) + (0.5 if found.group(2) else 0)
+    return round(hours * 60)
 
 
 def identifier(text: str, pattern: str) -> str | None:
@@ -207,17 +225,6 @@ def source_named(text: str) -> str | None:
     target = next((e for m in into for e in environments(m.group(1))), None)
     others = [env for env in environments(text) if env != target]
     return others[0] if target and others else None
-
-
-def labelled(field: str, text: str) -> str | None:
-    """A value the user labelled with the argument's name («причина: …», "reason: …")."""
-    label = ARGUMENT_LABELS.get(field, "").lower()
-    names = [field.replace("_", " "), field.split("_", maxsplit=1)[0]]
-    for name in filter(None, [*names, *([label, label.split()[0]] if label else [])]):
-        pattern = rf"{re.escape(name)}\w*\s*(?::|—|=)\s*(.+?)\s*$"
-        if found := re.search(pattern, text, _I | re.MULTILINE):
-            return found.group(1).strip(" .«»\"'")
-    return None
 
 
 def noun_stems(field: str) -> tuple[str, ...]:
