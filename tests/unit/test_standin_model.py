@@ -472,6 +472,19 @@ def test_several_candidates_are_one_question_with_them_as_choices():
     assert "3" in str(answer.content)
 
 
+def test_what_it_did_not_understand_on_an_object_page_is_said_not_the_pages_summary():
+    summary = PrefetchedObject(
+        "search_dashboards",
+        {"dashboard_ids": [42]},
+        json.dumps({"dashboards": [{"id": 42, "title": "Энергия", "git": {"status": "modified"}}]}),
+        1.0,
+    )
+    answer = reply("расскажи анекдот", context=page("dashboard", "42"), summary=summary)
+    assert not answer.tool_calls
+    assert "Не понял" in str(answer.content)
+    assert "modified" not in str(answer.content)
+
+
 def test_an_answer_in_english_names_the_tool_in_english():
     called = AIMessage(
         "", tool_calls=[{"name": "list_environments", "args": {}, "id": "c1", "type": "tool_call"}]

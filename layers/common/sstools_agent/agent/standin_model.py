@@ -191,6 +191,13 @@ class StandinChatModel(ReplyStreamingModel):
         files = read_attachment_blocks(read.content_text(messages[-1])) if messages else []
         if files and (_ABOUT_FILES.search(turn.text) or not set(own) & set(self.schemas)):
             return AIMessage(content=_files_answer(files, turn.russian))
+        # Nothing the message names (no tool, no object, not the page's): no guess from the page
+        words = normalise(turn.text)
+        intent = any(w in words for ws in INTENT_WORDS.values() for w in ws)
+        pronoun = re.search(r"\b(?:он|она|оно|они|they)\b", words)  # the page's or the last
+        named = _POINTER.search(turn.text) or pronoun or _objects_in(words.split()) or intent
+        if not own and not named:
+            return AIMessage(content=_not_understood(turn, list(self.schemas)))
         return self._act(turn, ranked, len(messages))
 
     def _act(self, turn: _Turn, ranked: list[str], seed: int) -> AIMessage:
