@@ -373,3 +373,129 @@ def test_the_environment_beside_the_named_target_is_the_source():
         "deploy_dashboard",
         {"dashboard_ids": [7], "source_env_id": "staging", "target_env_id": "prod"},
     )
+
+
+# --- The promises, each across more than its first example ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "context"),
+    [
+        ("нужно ли закоммитить изменения этого дашборда?", page("dashboard", "42")),
+        ("Is the staging version of this dashboard deployed to prod?", page("dashboard", "42")),
+        ("был ли сегодня бэкап прода?", page(None, None, env="prod")),
+        ("Is prod in maintenance right now?", page(None, None, env="prod")),
+    ],
+)
+def test_a_question_never_gets_a_write(said: str, context: UIContext):
+    answer = reply(said, context=context)
+    writes = {s.name for s in CATALOG if s.operation.value == "write"}
+    assert not {c["name"] for c in answer.tool_calls} & writes
+
+
+@pytest.mark.parametrize(
+    ("said", "args"),
+    [
+        ("выкати дашборд 17 из staging в prod", {"dashboard_ids": [17], "source_env_id": "staging",
+                                                  "target_env_id": "prod"}),
+        ("Deploy dashboards 3 and 9 to prod", {"dashboard_ids": [3, 9], "source_env_id": "ss-dev",
+                                               "target_env_id": "prod"}),
+    ],
+)  # fmt: skip
+def test_ids_and_environments_the_user_gave_are_kept(said: str, args: dict[str, Any]):
+    assert call(reply(said, context=page(None, None))) == ("deploy_dashboard", args)
+
+
+@pytest.mark.parametrize(
+    ("said", "minutes"),
+    [
+        ("на 2 часа", 120),
+        ("на 1,5 часа", 90),
+        ("for 3 hours", 180),
+        ("на два часа", 120),
+        ("на полтора часа", 90),
+        ("for two hours", 120),
+        ("на 2 часа с половиной", 150),
+        ("на десять минут", 10),
+    ],
+)
+def test_hours_are_kept_in_minutes_never_rounded_to_another_window(said: str, minutes: int):
+    answer = reply(f"включи обслуживание {said}, причина «патч»", context=page(None, None))
+    assert call(answer)[1]["duration_minutes"] == minutes
+
+
+def test_a_duration_it_cannot_read_is_a_question_not_the_default():
+    answer = reply(
+        "включи обслуживание на несколько часов, причина «патч»", context=page(None, None)
+    )
+    assert not answer.tool_calls
+    assert str(answer.content).count("?") == 1
+
+
+def test_a_quoted_statement_is_sent_exactly_as_written():
+    statement = "SELECT region, SUM(kwh) FROM mart.energy_daily WHERE day > '2026-01-01' GROUP BY 1"
+    answer = reply(f"выполни в базе 1: «{statement}»", context=page(None, None))
+    assert call(answer) == ("superset_execute_sql", {"database_id": 1, "sql": statement})
+
+
+@pytest.mark.parametrize(
+    ("said", "tool"),
+    [
+        ("запусти LLM-проверку дашборда", "run_llm_validation"),
+        ("покажи план миграции", "get_migration_plan"),
+    ],
+)
+def test_a_missing_required_argument_is_one_question_and_no_call(said: str, tool: str):
+    answer = reply(said, context=page(None, None))
+    spec = CATALOG.get(tool)
+    assert not answer.tool_calls
+    assert str(answer.content).count("?") == 1
+    assert spec is not None
+    assert spec.label_ru in str(answer.content)
+
+
+def test_several_candidates_are_one_question_with_them_as_choices():
+    called = AIMessage(
+        "", tool_calls=[{"name": "list_migrations", "args": {}, "id": "c1", "type": "tool_call"}]
+    )
+    result = ToolMessage(
+        json.dumps({"migrations": [{"id": 1, "status": "done"}, {"id": 3, "status": "failed"}]}),
+        tool_call_id="c1",
+        name="list_migrations",
+    )
+    answer = reply(
+        "покажи миграции", called, result, "покажи план миграции", context=page(None, None)
+    )
+    assert not answer.tool_calls
+    assert str(answer.content).count("?") == 1
+    assert "1" in str(answer.content)
+    assert "3" in str(answer.content)
+
+
+def test_what_it_did_not_understand_on_an_object_page_is_said_not_the_pages_summary():
+    summary = PrefetchedObject(
+        "search_dashboards",
+        {"dashboard_ids": [42]},
+        json.dumps({"dashboards": [{"id": 42, "title": "Энергия", "git": {"status": "modified"}}]}),
+        1.0,
+    )
+    answer = reply("расскажи анекдот", context=page("dashboard", "42"), summary=summary)
+    assert not answer.tool_calls
+    assert "Не понял" in str(answer.content)
+    assert "modified" not in str(answer.content)
+
+
+def test_an_answer_in_english_names_the_tool_in_english():
+    called = AIMessage(
+        "", tool_calls=[{"name": "list_environments", "args": {}, "id": "c1", "type": "tool_call"}]
+    )
+    result = ToolMessage(
+        json.dumps({"environments": [{"id": "prod", "tier": "prod"}]}),
+        tool_call_id="c1",
+        name="list_environments",
+    )
+    answer = str(
+        reply("which environments do we have?", called, result, context=page(None, None)).content
+    )
+    assert "prod" in answer
+    assert not any("а" <= ch <= "я" for ch in answer.lower())

@@ -1,23 +1,13 @@
 """The stand-in chat model: deterministic, small, driven by the catalog. It is not an LLM.
 
-It lets the local stack, the tests and `make eval` run the real agent with no model service, and
-it reads only what a real model reads: the tools it is given (with their JSON schemas), the system
-prompt's blocks (the page's UI context, the tools kept from this user and why, the page object's
-prefetched summary) and the conversation. Its rules:
-- it picks the tool the router ranks first for the message (`ToolRouter`, the tools' own
-  `routing` words and examples): the first the turn offers is called, one the prompt lists as
-  unavailable is explained; a question never gets a write (the next read in the ranking, else the
-  page's summary); on an object page a question no offered tool answers is answered from the
-  summary; a message that names nothing after a question of its own («тогда в прод»), or one that
-  repeats the last request («то же самое для датасета 4»), is read with the previous message;
-- it fills the arguments the schema asks for, from the message (ids after their object's noun,
-  environments, SQL in quotes or fences, durations as given: «на час» is 60 minutes, quoted or
-  labelled text), then the previous message, the page, and what earlier results and calls named
-  (one candidate only: several are a question, never a guess); a required argument it cannot fill
-  is ONE clarifying question, with the choices when it knows them;
-- it answers from tool results by their shape, headed by the catalog's label, in the language of
-  the user's message; what it did not understand it says plainly, with what it can do here;
-- it streams its answer word by word.
+It reads only what a real model reads: the tools it is given (with their JSON schemas), the
+system prompt's blocks (the page, the tools kept from this user, the page object's summary) and
+the conversation. It calls the tool the router ranks first (`ToolRouter`, the tools' `routing`
+words), never a write for a question; it fills the schema's arguments from the message as the
+user gave them (ids, environments, SQL, «на час» as 60 minutes), then the previous message, the
+page and earlier results, and asks ONE question for a required argument it cannot fill or for
+which it has several candidates; it answers from a result by its shape, headed by the catalog's
+label, in the user's language, and says plainly what it did not understand.
 """
 
 from __future__ import annotations
@@ -29,12 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
@@ -50,6 +35,7 @@ from sstools_agent.agent.scripted_replies import ReplyStreamingModel
 from sstools_agent.domain.attachment_content import read_attachment_blocks
 from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS
+from sstools_agent.domain.glossary import ARGUMENT_LABELS
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_routing import (
     FOLLOW_UP,
@@ -81,13 +67,35 @@ _THIS_ENVIRONMENT: Final = re.compile(
 )
 _ENV_FIELDS: Final = ("source_env_id", "target_env_id")
 _ABOUT_FILES: Final = re.compile(r"файл|\bfile|вложени|attach|столбц|колонк|column", re.I)
-"""A question about the attached files rather than for a tool."""
 _KEPT_OUT: Final = {
     "role": ("нужна роль {role}", "it needs the {role} role"),
     "affinity": ("это не действие для объекта этой страницы", "it is not for this page's object"),
     "no_environment": ("страница не указывает окружение", "this page names no environment"),
 }
 """The policy's removal rules (`RemovalRule`) in words."""
+_SPECS: Final = {spec.name: spec for spec in CATALOG}
+_KEYWORD_ROUTER: Final = ToolRouter(None)
+_MEANINGFUL: Final = (Intent.CAPABILITIES, Intent.MAINTENANCE, Intent.DASHBOARD_QUERY)
+_KNOWN_WORDS: Final = (
+    *(
+        normalise(word)
+        for words in (*(s.routing.keywords for s in CATALOG), *INTENT_WORDS.values())
+        for word in words
+        if " " not in word
+    ),
+    *("пожалуйста", "please", "котор", "which", "связан", "related", "окружен", "environment"),
+    *("this", "that", "these", "those", "эти", "этот", "эту", "этом"),
+)
+"""Words that say what to do, not what about: a search's topic is none of them."""
+_NAMED_OBJECT: Final = 6
+"""What naming a tool's object adds to its keyword score (a verb such as «запусти» weighs 7)."""
+_OBJECTS: Final = {
+    key.rsplit("_", 1)[0]: read.noun_stems(key)
+    for spec in CATALOG
+    for key in spec.args_model.model_fields
+    if key.endswith(("_id", "_ids")) and "env" not in key
+}
+"""Each object a tool may be about, and how a message names it («задач», "task")."""
 
 
 @dataclass
@@ -123,21 +131,6 @@ class _Args:
     note: str = ""
 
 
-_KEYWORD_ROUTER: Final = ToolRouter(None)
-_MEANINGFUL: Final = (Intent.CAPABILITIES, Intent.MAINTENANCE, Intent.DASHBOARD_QUERY)
-_KNOWN_WORDS: Final = (
-    *(
-        normalise(word)
-        for words in (*(s.routing.keywords for s in CATALOG), *INTENT_WORDS.values())
-        for word in words
-        if " " not in word
-    ),
-    *("пожалуйста", "please", "котор", "which", "связан", "related", "окружен", "environment"),
-    *("this", "that", "these", "those", "эти", "этот", "эту", "этом"),
-)
-"""Words that say what to do, not what about: a search's topic is none of them."""
-
-
 class StandinChatModel(ReplyStreamingModel):
     """Catalog-driven stand-in for an LLM (see the module docstring)."""
 
@@ -161,9 +154,9 @@ class StandinChatModel(ReplyStreamingModel):
     def ranked(
         self, text: str, page_object: str | None = None, after: str | None = None
     ) -> tuple[list[str], list[str]]:
-        """The catalog tools the router ranks for the text, best first (of two equally named,
-        the one about the same object as the last call, `after`); and those followed by the
-        tools its intent (help, maintenance, a dashboard question) offers unasked."""
+        """The tools the router ranks for the text, best first (of two equally named, the one
+        about the same object as the last call, `after`); and those followed by the tools its
+        intent (help, maintenance, a dashboard question) offers unasked."""
         router = self.router if isinstance(self.router, ToolRouter) else _KEYWORD_ROUTER
         decision = router.route(text, CATALOG.names, page_object=page_object)
         scores, before = router.keyword_scores(text), CATALOG.get(after or "")
@@ -173,7 +166,7 @@ class StandinChatModel(ReplyStreamingModel):
             key=lambda t: (
                 # «статус задачи»: the task's status; a named object weighs as an action word
                 -scores.get(t, 0) - (0 if named.isdisjoint(_objects_of(t)) else _NAMED_OBJECT),
-                before is None or _affinity(t) != before.affinity,
+                before is None or _SPECS[t].affinity != before.affinity,
             ),
         )
         unasked = decision.offered if decision.intent in _MEANINGFUL else ()
@@ -184,40 +177,44 @@ class StandinChatModel(ReplyStreamingModel):
         if messages and isinstance(messages[-1], ToolMessage):
             return AIMessage(content=_answer_from_results(messages))
         turn = _read(messages)
-        page_object = turn.page.get("objectType")
+        kind = turn.page.get("objectType")
         # A statement is what to act on, not what to do: «отформатируй: select …» formats
         statement = read.sql_in(turn.text)
         bare = turn.text.replace(statement, " ") if statement else turn.text
-        own, ranked = self.ranked(bare, page_object, turn.last_tool)
+        own, ranked = self.ranked(bare, kind, turn.last_tool)
         if not own:
-            own, ranked = self.ranked(turn.text, page_object, turn.last_tool)
+            own, ranked = self.ranked(turn.text, kind, turn.last_tool)
         previous = _previous(messages)
         if previous is not None and (FOLLOW_UP.search(turn.text) or not own):
             turn.earlier = previous
-            own, ranked = self.ranked(f"{previous}\n{turn.text}", page_object, turn.last_tool)
-        last = messages[-1] if messages else None
-        files = read_attachment_blocks(read.content_text(last)) if last is not None else []
-        about_files = _ABOUT_FILES.search(turn.text) or not set(own) & set(self.schemas)
-        if files and about_files:
+            own, ranked = self.ranked(f"{previous}\n{turn.text}", kind, turn.last_tool)
+        files = read_attachment_blocks(read.content_text(messages[-1])) if messages else []
+        if files and (_ABOUT_FILES.search(turn.text) or not set(own) & set(self.schemas)):
             return AIMessage(content=_files_answer(files, turn.russian))
+        # Nothing the message names (no tool, no object, not the page's): no guess from the page
+        words = normalise(turn.text)
+        intent = any(w in words for ws in INTENT_WORDS.values() for w in ws)
+        pronoun = re.search(r"\b(?:он|она|оно|они|they)\b", words)  # the page's or the last
+        named = _POINTER.search(turn.text) or pronoun or _objects_in(words.split()) or intent
+        if not own and not named:
+            return AIMessage(content=_not_understood(turn, list(self.schemas)))
         return self._act(turn, ranked, len(messages))
 
     def _act(self, turn: _Turn, ranked: list[str], seed: int) -> AIMessage:
         # The first clause says which: «Прогони проверку, что она найдёт?» asks for the run
         first = re.split(r"(?<=[?!.])\s|[,;:]\s", turn.text.strip(), maxsplit=1)[0]
         asked = bool(_QUESTION.search(first)) and not _REQUEST.search(turn.text)
-        summary_tool = turn.summary.get("tool")
         for tool in ranked:
-            spec = CATALOG.get(tool)
-            # a card: a write, or a read with a cost (an LLM review); never for a question
-            writes = spec is not None and (spec.operation is Operation.WRITE or bool(spec.cost))
-            if asked and writes and spec is not None and spec.sql_argument is None:
-                continue  # a question never proposes a change
+            spec = _SPECS[tool]
+            # A card (a write, or a read with a cost such as an LLM review) never answers a
+            # question; a statement's own verb decides its class later
+            if asked and (spec.operation is Operation.WRITE or spec.cost) and not spec.sql_argument:
+                continue
             if tool in self.schemas:
                 return self._call(tool, turn, seed)
             if tool in turn.kept_out:
                 return AIMessage(content=_kept_out_answer(tool, turn))
-            if tool == summary_tool:
+            if tool == turn.summary.get("tool"):
                 break
         if turn.summary:
             return AIMessage(content=_summary_answer(turn))
@@ -228,8 +225,9 @@ class StandinChatModel(ReplyStreamingModel):
         if args.missing is not None:
             return AIMessage(content=_clarifying_question(tool, args, turn.russian))
         digest = hashlib.sha256(f"{turn.text}|{seed}".encode()).hexdigest()[:16]
-        call = {"name": tool, "args": args.values, "id": f"call_{digest}"}
-        return AIMessage(content="", tool_calls=[call])
+        return AIMessage(
+            content="", tool_calls=[{"name": tool, "args": args.values, "id": f"call_{digest}"}]
+        )
 
 
 # -- reading the conversation --------------------------------------------------------------------
@@ -252,8 +250,7 @@ def _read(messages: Sequence[BaseMessage]) -> _Turn:
             turn.last_tool = next((c["name"] for c in message.tool_calls), turn.last_tool)
         elif isinstance(message, ToolMessage) and message.status != "error":
             turn.remembered.insert(0, read.as_data(read.content_text(message)))
-    turn.remembered.append(turn.summary.get("args") or {})
-    turn.remembered.append(turn.page_result)
+    turn.remembered += [turn.summary.get("args") or {}, turn.page_result]
     return turn
 
 
@@ -267,9 +264,6 @@ def _previous(messages: Sequence[BaseMessage]) -> str | None:
     asked = any(isinstance(m, AIMessage) and str(m.content).rstrip().endswith("?") for m in between)
     text = read.own_words(messages[humans[-1]])
     return read.own_words(messages[humans[-2]]) if asked or FOLLOW_UP.search(text) else None
-
-
-# -- arguments -----------------------------------------------------------------------------------
 
 
 def _found(value: Any, key: str, into: list[Any]) -> None:
@@ -290,9 +284,9 @@ def _found(value: Any, key: str, into: list[Any]) -> None:
             _found(item, key, into)
 
 
-def _recalled(key: str, turn: _Turn) -> list[Any]:
+def _recalled(key: str, remembered: list[Any]) -> list[Any]:
     """What the latest earlier call or result that names `key` gave it."""
-    for source in turn.remembered:
+    for source in remembered:
         into: list[Any] = []
         _found(source, key, into)
         if into:
@@ -309,73 +303,41 @@ def _has_value(value: Any, item_id: Any, test: Callable[[Any], bool]) -> bool:
     return isinstance(value, list) and any(_has_value(v, item_id, test) for v in value)
 
 
-def _titled(stems: Sequence[str]) -> Callable[[Any], bool]:
-    """A test of a field: a name with a word that starts as one of the message's words."""
-    return lambda v: (
-        isinstance(v, str)
-        and any(w.startswith(tuple(stems)) for w in re.findall(r"\w+", v.lower()))
-    )
-
-
-_NAMED_OBJECT: Final = 6
-"""What naming a tool's object adds to its keyword score (a verb such as «запусти» weighs 7)."""
-_OBJECTS: Final = {
-    key.rsplit("_", 1)[0]: read.noun_stems(key)
-    for spec in CATALOG
-    for key in spec.args_model.model_fields
-    if key.endswith(("_id", "_ids")) and "env" not in key
-}
-"""Each object a tool may be about, and how a message names it («задач», "task")."""
-
-
 def _objects_in(words: Sequence[str]) -> set[str]:
     return {o for o, stems in _OBJECTS.items() if any(w.startswith(stems) for w in words)}
 
 
 def _objects_of(tool: str) -> set[str]:
     """The objects a tool is about: those its arguments or its routing words name."""
-    spec = CATALOG.get(tool)
-    if spec is None:
-        return set()
-    words = normalise(" ".join(spec.routing.keywords)).split()
-    return _objects_in(words) | {k.rsplit("_", 1)[0] for k in spec.args_model.model_fields}
+    fields = _SPECS[tool].args_model.model_fields
+    words = normalise(" ".join(_SPECS[tool].routing.keywords)).split()
+    return _objects_in(words) | {k.rsplit("_", 1)[0] for k in fields}
 
 
 def _is_free_text(prop: Mapping[str, Any]) -> bool:
     """A text argument with no pattern that holds a sentence (a reason, a note, a message)."""
-    options = [prop, *prop.get("anyOf", [])]
-    strings = [p for p in options if p.get("type") == "string"]
+    strings = [p for p in (prop, *prop.get("anyOf", [])) if p.get("type") == "string"]
     return any("pattern" not in p and p.get("maxLength", 0) >= 200 for p in strings)
 
 
-def _affinity(tool: str) -> frozenset[Any]:
-    spec = CATALOG.get(tool)
-    return spec.affinity if spec is not None else frozenset()
-
-
-def _page_id(key: str, turn: _Turn) -> int | None:
-    kind, object_id = turn.page.get("objectType"), turn.page.get("objectId")
-    if kind and object_id and key in (f"{kind}_id", f"{kind}_ids"):
-        return int(object_id)
-    return None
+# -- arguments -----------------------------------------------------------------------------------
 
 
 class _Filler:
     """One call's arguments, filled from its schema (`fill`)."""
 
     def __init__(self, tool: str, schema: Mapping[str, Any], turn: _Turn) -> None:
-        self.tool, self.turn, self.args = tool, turn, _Args()
+        self.spec, self.turn, self.args = _SPECS[tool], turn, _Args()
         self.properties: Mapping[str, Any] = schema.get("properties") or {}
         self.required = set(schema.get("required") or ())
         self.used: set[str] = set()
         self.id_fields = sum(
-            1 for k in self.properties if k.endswith(("_id", "_ids")) and "env" not in k
+            k.endswith(("_id", "_ids")) and "env" not in k for k in self.properties
         )
 
     def fill(self) -> _Args:
         """The arguments; the first required one it cannot fill is `missing`."""
-        spec = CATALOG.get(self.tool)
-        environment = spec.environment_argument if spec is not None else None
+        environment = self.spec.environment_argument
         if any(k in _ENV_FIELDS or k == environment for k in self.properties):
             self._environments(environment)
         for key, prop in self.properties.items():
@@ -397,40 +359,34 @@ class _Filler:
             return ids or ([one] if one is not None else None)
         if key.endswith("_id") and "integer" in types:
             return self._an_id(key, required)
-        if key == "sql" or "minutes" in key:
-            return self._given(key)
+        if key == "sql":  # the statement as written, else an earlier call's, else a sample
+            found = next(filter(None, map(read.sql_in, self.turn.texts)), None)
+            found = found or next(iter(_recalled(key, self.turn.remembered)), None)
+            return found or (self._sample() if self.spec.sql_argument == key else None)
+        if "minutes" in key:
+            return next(filter(None, map(read.minutes, self.turn.texts)), None)
         if "string" in types and key not in _ENV_FIELDS:
             return self._words(key, prop, required)
         return None
 
     def _words(self, key: str, prop: Mapping[str, Any], required: bool) -> Any:
-        """Text: a search's topic (none when it names ids), else quoted or labelled words."""
+        """Text: a search's topic (none when it names ids), else quoted or named words."""
+        text = self.turn.text
         if key == "query":
-            if read.numbers(self.turn.text):
+            if read.numbers(text):
                 return None
             found = self._text(key, None, free=False)
-            text = self.turn.text
             if found or (_POINTER.search(text) and not SEARCHING.search(text)):
                 return found  # quoted words, or the page's object: no topic to guess
             return read.topic(SEARCHING.sub(" ", text), _KNOWN_WORDS)
-        pattern = prop.get("pattern") or next(
-            (p["pattern"] for p in prop.get("anyOf", []) if "pattern" in p), None
-        )
+        options = [prop, *prop.get("anyOf", [])]
+        pattern = next((p["pattern"] for p in options if "pattern" in p), None)
         if pattern and (values := re.fullmatch(r"\^\(([\w|]+)\)\$", pattern)):
-            return next(
-                filter(None, (read.one_of(values[1].split("|"), t) for t in self.turn.texts)), None
-            )
+            named = (read.one_of(values[1].split("|"), t) for t in self.turn.texts)
+            return next(filter(None, named), None)
         value = self._text(key, pattern)
-        return value if value is not None or not required else self._only_recalled(key)
-
-    def _given(self, key: str) -> Any:
-        """A statement or a duration, exactly as the user gave it (an earlier call's SQL)."""
-        if key == "sql":
-            found = next(filter(None, map(read.sql_in, self.turn.texts)), None)
-            found = found or next(iter(_recalled(key, self.turn)), None)
-            spec = CATALOG.get(self.tool)
-            return found or (self._sample() if spec and spec.sql_argument == key else None)
-        return next(filter(None, map(read.minutes, self.turn.texts)), None)
+        recalled = _recalled(key, self.turn.remembered) if value is None and required else []
+        return recalled[0] if len(recalled) == 1 else value
 
     def _sample(self) -> str | None:
         """«Покажи 5 строк из payments»: a statement that reads that many rows of the table the
@@ -446,47 +402,51 @@ class _Filler:
     def _an_id(self, key: str, required: bool) -> Any:
         for text in self.turn.texts:
             named = read.id_named_for(key, text)
-            if named is None and self.id_fields == 1:
-                free = read.numbers(text)
-                named = free[0][1] if free else None
+            if named is None and self.id_fields == 1 and (free := read.numbers(text)):
+                named = free[0][1]
             if named is not None:
                 return named
-        text = self.turn.text
+        text, turn = self.turn.text, self.turn
         if (picked := self._picked(key, text)) is not None:
             return picked
-        page = _page_id(key, self.turn)
+        kind, object_id = turn.page.get("objectType"), turn.page.get("objectId")
+        ours = kind and object_id and key in (f"{kind}_id", f"{kind}_ids")
+        page = int(str(object_id)) if ours else None
         named = read.names_one(key, text)  # «дашборды» are not this one
         searching = SEARCHING.search(text) and "query" in self.properties  # other objects
         # «в этом окружении» points at the page's environment, not at its object
-        pointer = _POINTER.search(_THIS_ENVIRONMENT.sub(" ", text))
-        pointed = bool(pointer or named) and not searching
-        if page is not None and (required or (pointed and not self.args.values)):
+        pointed = bool(_POINTER.search(_THIS_ENVIRONMENT.sub(" ", text)) or named)
+        if page is not None and (required or (pointed and not searching and not self.args.values)):
             return page
-        if not required:
+        recalled = [v for v in _recalled(key, turn.remembered) if str(v).isdigit()]
+        if not required or not recalled:
             return None
-        recalled = [v for v in _recalled(key, self.turn) if str(v).isdigit()]
         if len(recalled) > 1:  # several objects: a question, never a guess
             self.args.choices = [str(v) for v in recalled[:8]]
             return None
-        return int(recalled[0]) if recalled else None
+        return int(recalled[0])
 
     def _picked(self, key: str, text: str) -> int | None:
         """The item of this conversation's last list the message points at: by its place
-        («для второго»), by a status («the one that failed»), or «её» for its only item."""
-        own = _Turn(text, True, {}, {}, {}, remembered=self.turn.remembered[:-2])
-        recalled = [int(v) for v in _recalled(key, own) if str(v).isdigit()]
+        («для второго»), by a status («the one that failed»), by a word of its title, or «её»
+        for its only item."""
+        earlier = self.turn.remembered[:-2]
+        recalled = [int(v) for v in _recalled(key, earlier) if str(v).isdigit()]
         nth = read.ordinal(text)
         if recalled and nth is not None and len(recalled) > nth:
             return recalled[nth if nth >= 0 else -1]
         value = read.one_of(list(read.VALUE_FORMS), text)
-        marked = [
-            v for v in recalled if value and _has_value(own.remembered, v, lambda f: f == value)
+        words = re.findall(r"\w{3,}", text.lower())
+        stems = tuple(w[:5] for w in words if not w.startswith(_KNOWN_WORDS))
+        tests: list[Callable[[Any], bool]] = [
+            lambda f: bool(value) and f == value,
+            lambda f: (
+                isinstance(f, str)
+                and any(w.startswith(stems) for w in re.findall(r"\w+", f.lower()))
+            ),
         ]
-        stems = [
-            w[:5] for w in re.findall(r"\w{3,}", text.lower()) if not w.startswith(_KNOWN_WORDS)
-        ]
-        titled = [v for v in recalled if _has_value(own.remembered, v, _titled(stems))]
-        for one in (marked, titled):  # «the one that failed», «по «KPI филиалов»»
+        for test in tests:
+            one = [v for v in recalled if _has_value(earlier, v, test)]
             if len(one) == 1:
                 return one[0]
         return recalled[0] if len(recalled) == 1 and read.ANAPHORA.search(text) else None
@@ -503,7 +463,7 @@ class _Filler:
             return
         moving = "source_env_id" in keys
         others = [env for env in dict.fromkeys(named) if env != source or not moving]
-        recalled = _recalled(target_key, turn)
+        recalled = _recalled(target_key, turn.remembered)
         target = others[0] if others else (recalled[0] if recalled else None)
         if target is None and not moving:
             target = turn.page.get("envId")
@@ -520,14 +480,11 @@ class _Filler:
         for text in self.turn.texts:
             if pattern is not None and (token := read.identifier(text, pattern)):
                 return token
-            if (value := read.labelled(key, text)) is not None:
-                return value
             if key in ("schema_name", "table_name") and (pair := read.dotted(text)):
                 return pair[0] if key == "schema_name" else pair[1]
             if (value := read.named_value(key, text)) is not None:
                 return value  # «schema public», «таблица energy_hourly»
-            fresh = [q for q in read.quoted(text) if q not in self.used]
-            if fresh:
+            if fresh := [q for q in read.quoted(text) if q not in self.used]:
                 self.used.add(fresh[0])
                 return fresh[0]
         # Free text (a reason, a note): what follows a colon, when no other text is asked for
@@ -535,16 +492,13 @@ class _Filler:
         free = free and key in texts and (key in self.required or len(texts) == 1)
         return next(filter(None, map(read.after_colon, self.turn.texts)), None) if free else None
 
-    def _only_recalled(self, key: str) -> Any:
-        recalled = _recalled(key, self.turn)
-        return recalled[0] if len(recalled) == 1 else None
-
 
 # -- answers -------------------------------------------------------------------------------------
 
 
 def _clarifying_question(tool: str, args: _Args, russian: bool) -> str:
-    what = read.argument_words(str(args.missing), russian)
+    key = str(args.missing)
+    what = ARGUMENT_LABELS.get(key, key) if russian else key.replace("_", " ")
     label = read.tool_words(tool, russian)
     joined = read.say(russian, " или ", " or ").join(
         filter(None, [", ".join(args.choices[:-1]), *args.choices[-1:]])
@@ -556,12 +510,6 @@ def _clarifying_question(tool: str, args: _Args, russian: bool) -> str:
         f"To do that ({label}), which {what} do you mean{choices}?",
     )
     return f"{args.note} {question}".strip()
-
-
-def _heading(tool: str, args: Mapping[str, Any], russian: bool) -> str:
-    label = read.tool_words(tool, russian)
-    shown = f" ({read.inline(dict(args), russian)})" if args else ""
-    return f"{label[:1].upper()}{label[1:]}{shown}:"
 
 
 def _failure(message: ToolMessage, russian: bool) -> str:
@@ -587,26 +535,14 @@ def _page_item(turn: _Turn) -> dict[str, Any]:
     data = turn.page_result
     values = list(data.values()) if isinstance(data, dict) else []
     items = [i for v in values for i in (v if isinstance(v, list) else [v]) if isinstance(i, dict)]
-    page_id = str(turn.page.get("objectId"))
-    mine = [i for i in items if str(i.get("id")) == page_id]
+    mine = [i for i in items if str(i.get("id")) == str(turn.page.get("objectId"))]
     return mine[0] if mine else (data if isinstance(data, dict) else {})
 
 
-def _also_from_page(turn: _Turn, args: Mapping[str, Any], data: Any) -> str:
-    """What the page's summary adds about the page's object to a result about it (the chart
-    errors behind a dashboard's health figures), as a model reading both would."""
-    if not turn.summary or str(turn.page.get("objectId")) not in read.inline(args, False):
-        return ""
-    shown = read.inline(data, turn.russian)
-    extra = {k: v for k, v in _page_item(turn).items() if f"`{k}`" not in shown}
-    heading = read.say(turn.russian, "Ещё по сводке страницы:", "Also from the page's summary:")
-    return read.render(heading, extra, turn.russian) if extra else ""
-
-
 def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
-    """Each of this step's results by its shape, headed by its tool's label and arguments."""
-    turn = _read(messages)
-    results: list[ToolMessage] = []
+    """Each of this step's results by its shape, headed by its tool's label and arguments, with
+    what the page's summary adds about the page's object (as a model reading both would)."""
+    turn, results = _read(messages), list[ToolMessage]()
     for message in reversed(messages):
         if not isinstance(message, ToolMessage):
             break
@@ -621,9 +557,15 @@ def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
             parts.append(_failure(result, russian))
             continue
         args = calls.get(str(result.tool_call_id), {})
+        label = read.tool_words(result.name or "tool", russian)
+        shown = f" ({read.inline(dict(args), russian)})" if args else ""
         data = read.as_data(read.content_text(result))
-        parts.append(read.render(_heading(result.name or "tool", args, russian), data, russian))
-        parts.append(_also_from_page(turn, args, data))
+        parts.append(read.render(f"{label[:1].upper()}{label[1:]}{shown}:", data, russian))
+        if turn.summary and str(turn.page.get("objectId")) in read.inline(args, False):
+            inline = read.inline(data, russian)
+            extra = {k: v for k, v in _page_item(turn).items() if f"`{k}`" not in inline}
+            heading = read.say(russian, "Ещё по сводке страницы:", "Also from the page's summary:")
+            parts.append(read.render(heading, extra, russian) if extra else "")
     return "\n\n".join(p for p in parts if p)
 
 
@@ -644,10 +586,10 @@ def _kept_out_answer(tool: str, turn: _Turn) -> str:
     target = next((env for env in named if env in roles), turn.page.get("envId"))
     role = roles.get(target) or str(entry.get("detail", "")).removeprefix("requires ")
     ru, en = _KEPT_OUT.get(str(entry.get("rule")), ("{role}", "{role}"))
-    label = read.tool_words(tool, turn.russian)
     why = read.say(
         turn.russian,
-        f"«{label}» здесь недоступно: {ru.format(role=role_words(role, True))}.",
+        f"«{read.tool_words(tool, True)}» здесь недоступно: "
+        f"{ru.format(role=role_words(role, True))}.",
         f"I cannot do that here ({tool}): {en.format(role=role)}.",
     )
     # What the page's object says may still answer the question (its datasets' ids, say)
@@ -670,7 +612,6 @@ def _files_answer(files: Sequence[Mapping[str, Any]], russian: bool) -> str:
     parts = []
     for file in files:
         name = file.get("file") or read.say(russian, "файл", "file")
-        facts = {k: v for k, v in file.items() if k != "file"}
         heading = read.say(russian, f"Файл «{name}»:", f"File “{name}”:")
-        parts.append(read.render(heading, facts, russian))
+        parts.append(read.render(heading, {k: v for k, v in file.items() if k != "file"}, russian))
     return "\n\n".join(parts)

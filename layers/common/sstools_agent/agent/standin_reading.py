@@ -1,7 +1,6 @@
-"""What the stand-in model reads and writes in words: the blocks of its system prompt, the user's
-message (language, ids, environments, SQL, durations, quoted text) and a tool output rendered by
-its shape. No word list of any tool lives here: the catalog and the glossary name things.
-"""
+"""What the stand-in model reads and writes in words: its system prompt's blocks, the user's
+message (language, ids, environments, SQL, durations, quoted text) and a tool output by its shape.
+No tool's word list lives here: the catalog and the glossary name things."""
 
 from __future__ import annotations
 
@@ -19,30 +18,62 @@ from sstools_agent.domain.item_importance import ImportanceOrder
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 
-_CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
+_I: Final = re.IGNORECASE
+_CYRILLIC: Final = re.compile(r"[а-яё]", _I)
 _QUOTED: Final = re.compile(r"«([^»]+)»|“([^”]+)”|\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)")
-_FENCE: Final = re.compile(r"```(?:sql)?\s*(.+?)```|`([^`]+)`", re.DOTALL | re.IGNORECASE)
+_FENCE: Final = re.compile(r"```(?:sql)?\s*(.+?)```|`([^`]+)`", re.DOTALL | _I)
 _SQL: Final = re.compile(
-    r"\b(?:select|with|update|delete|insert|create|drop|alter|truncate)\b.+", re.I | re.S
+    r"\b(?:select|with|update|delete|insert|create|drop|alter|truncate)\b.+", _I | re.S
 )
-_NUMBER: Final = re.compile(r"(?:№|#|\bid\s*=?\s*)?(?<![\w.-])(\d{1,12})(?![\w.-])", re.I)
+_NUMBER: Final = re.compile(r"(?:№|#|\bid\s*=?\s*)?(?<![\w.-])(\d{1,12})(?![\w.-])", _I)
 _UNIT_AFTER: Final = re.compile(
     r"\s*(?:-\s*)?(?:мин|мину|час|ч\b|мес|дн|дня|day|строк|запис|row|record|minute|min\b|hour|"
     r"h\b|%|шт|раз|times|top|last)",
-    re.IGNORECASE,
+    _I,
 )
-_MINUTES: Final = re.compile(r"(\d+)\s*(?:-\s*)?(?:мин|minute|min\b)", re.IGNORECASE)
-_HOURS: Final = re.compile(r"(\d+(?:[.,]\d+)?)?\s*(?:-\s*)?(?:час|hour|h\b)", re.IGNORECASE)
-_HALF_HOUR: Final = re.compile(r"полчаса|half an hour|half-hour", re.IGNORECASE)
-_DOTTED: Final = re.compile(r"\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\b")
+"""A number followed by a unit is a count, a duration or a time, not an id."""
+_MINUTES: Final = re.compile(r"(\d+)\s*(?:-\s*)?(?:мин|minute|min\b)", _I)
+_HOURS: Final = re.compile(
+    r"(?:(\d+(?:[.,]\d+)?)\s*(?:-\s*)?|\b(?:на|for|an?)\s+)(?:час|hour|h\b)\w*"
+    r"(\s+(?:с половиной|and a half))?",
+    _I,
+)
+"""Hours: a number, or one hour («на час», "for an hour"); «в течение часов» is no figure."""
+_NUMERALS: Final = {
+    **{"один": "1", "одна": "1", "полтора": "1.5", "полторы": "1.5", "пару": "2", "два": "2"},
+    **{"две": "2", "три": "3", "четыре": "4", "пять": "5", "шесть": "6", "десять": "10"},
+    **{"пятнадцать": "15", "двадцать": "20", "тридцать": "30", "сорок": "40", "one": "1"},
+    **{"a couple of": "2", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6"},
+    **{"ten": "10", "fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40"},
+}
+"""Numbers in words, so that «на два часа» is 120 minutes and not one hour."""
 _ENVIRONMENT_FORMS: Final = {
     "prod": r"\bпрод(?:а|е|у|ом|ов\w*)?\b|production|\bprod\b",
     "staging": r"стейдж\w*|\bstag\w*",
     "dev": r"ss-dev|\bdev\b|\bдев\w*",
 }
 """Everyday names of the tiers (an LLM knows «прод» is prod); the ids come from the registry."""
-_FROM: Final = re.compile(r"(?:\bиз|\bfrom|\bс)\s+(\S+)", re.IGNORECASE)
-_INTO: Final = re.compile(r"(?:\bв|\bна|\binto|\bto)\s+(\S+)", re.IGNORECASE)
+_ORDINALS: Final = (
+    *(r"\bперв\w*|\bfirst\b", r"\bвтор\w*|\bsecond\b"),
+    *(r"\bтрет\w*|\bthird\b", r"\bчетв[её]рт\w*|\bfourth\b"),
+)
+ANAPHORA: Final = re.compile(r"\b(?:его|её|ее|него|неё|нее|ней|нему|ним|it|its)\b", _I)
+"""A pronoun for the object just talked about (not «этот» / "this": the page's)."""
+VALUE_FORMS: Final = {
+    "failed": r"упал|упавш|завалил|провалил|fail",
+    "running": r"выполняют|в процессе|идут|запущен|running|in progress",
+    "planned": r"запланир|в плане|planned|scheduled",
+    "done": r"выполнен|заверш|done|complete|finished",
+}
+"""Everyday words for the status values a schema allows (an LLM knows «упали» is failed)."""
+_TABLE: Final = re.compile(r"(?:\bиз|\bfrom)\s+(?:таблиц\w*\s+|table\s+)?([a-z_][\w.]*)\b")
+_ROWS: Final = re.compile(r"(\d+)\s*(?:строк|записей|rows|records|sample)", _I)
+_NOT_NAMES: Final = frozenset({"the", "this", "that", "and", "for", "from", "with", "as"})
+_PLURAL: Final = re.compile(r"(?:s|ы|и|ов|ам|ами|ах)$")
+_ABOUT: Final = re.compile(
+    r"(?:\bпро|\bпо|\babout|\bon|\bwith|related to|связан\w* с|\bназвани\w*)\s+([\w-]{3,})", _I
+)
+MAX_ANSWER_CHARS: Final = 3000
 
 
 def is_russian(text: str) -> bool:
@@ -51,7 +82,6 @@ def is_russian(text: str) -> bool:
 
 
 def say(russian: bool, ru: str, en: str) -> str:
-    """The Russian or the English of one sentence."""
     return ru if russian else en
 
 
@@ -70,26 +100,22 @@ def own_words(message: BaseMessage) -> str:
 
 def prompt_block(messages: Sequence[BaseMessage], opening: str, closing: str) -> dict[str, Any]:
     """The JSON object between two delimiters of the system prompt, or {}."""
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            text = content_text(message)
-            start, end = text.find(opening), text.find(closing)
-            if 0 <= start < end:
-                try:
-                    data = json.loads(text[start + len(opening) : end])
-                except ValueError:
-                    return {}
-                return data if isinstance(data, dict) else {}
+    for text in (content_text(m) for m in messages if isinstance(m, SystemMessage)):
+        start, end = text.find(opening), text.find(closing)
+        if 0 <= start < end:
+            try:
+                data = json.loads(text[start + len(opening) : end])
+            except ValueError:
+                return {}
+            return data if isinstance(data, dict) else {}
     return {}
 
 
 def as_data(text: str) -> Any:
     """A tool output as data: the framed block's result, else JSON, else the text."""
     block = read_tool_output_block(text)
-    if block is not None:
-        text = block.get("result", text)
-        if not isinstance(text, str):
-            return text
+    if block is not None and not isinstance(text := block.get("result", text), str):
+        return text
     try:
         return json.loads(text)
     except ValueError:
@@ -100,7 +126,6 @@ def as_data(text: str) -> Any:
 
 
 def quoted(text: str) -> list[str]:
-    """Names and phrases the user put in quotes."""
     return [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
 
 
@@ -108,96 +133,60 @@ def sql_in(text: str) -> str | None:
     """A statement in a code fence or span, in quotes, or written out from its first keyword."""
     for match in _FENCE.finditer(text):
         return (match.group(1) or match.group(2)).strip()
-    for phrase in quoted(text):
-        if _SQL.match(phrase.strip()):
-            return phrase.strip()
-    found = _SQL.search(text)
-    return found.group(0).strip() if found else None
+    found = [q.strip() for q in quoted(text) if _SQL.match(q.strip())]
+    written = _SQL.search(text)
+    return found[0] if found else (written.group(0).strip() if written else None)
 
 
 def numbers(text: str) -> list[tuple[int, int]]:
     """(position, value) of each number that may be an id: not a count, a duration or a time."""
     blank = lambda m: " " * len(m.group(0))  # noqa: E731
     text = _SQL.sub(blank, _FENCE.sub(blank, text))
-    found = []
-    for match in _NUMBER.finditer(text):
-        if not _UNIT_AFTER.match(text, match.end()):
-            found.append((match.start(), int(match.group(1))))
-    return found
-
-
-_ORDINALS: Final = (
-    r"\bперв\w*|\bfirst\b",
-    r"\bвтор\w*|\bsecond\b",
-    r"\bтрет\w*|\bthird\b",
-    r"\bчетв[её]рт\w*|\bfourth\b",
-)
-_LAST: Final = re.compile(r"\bпоследн\w*|\blast\b", re.IGNORECASE)
-
-
-ANAPHORA: Final = re.compile(r"\b(?:его|её|ее|него|неё|нее|ней|нему|ним|it|its)\b", re.I)
-"""A pronoun for the object just talked about (not «этот» / "this": the page's)."""
+    found = _NUMBER.finditer(text)
+    return [(m.start(), int(m.group(1))) for m in found if not _UNIT_AFTER.match(text, m.end())]
 
 
 def ordinal(text: str) -> int | None:
     """Which item of a list the message points at: «второй» is 1, «последний» -1."""
-    for index, pattern in enumerate(_ORDINALS):
-        if re.search(pattern, text, re.IGNORECASE):
-            return index
-    return -1 if _LAST.search(text) else None
-
-
-VALUE_FORMS: Final = {
-    "failed": r"упал|упавш|завалил|провалил|fail",
-    "running": r"выполняют|в процессе|идут|запущен|running|in progress",
-    "planned": r"запланир|в плане|planned|scheduled",
-    "done": r"выполнен|заверш|done|complete|finished",
-}
-"""Everyday words for the status values a schema allows (an LLM knows «упали» is failed)."""
+    found = [i for i, p in enumerate(_ORDINALS) if re.search(p, text, _I)]
+    return found[0] if found else (-1 if re.search(r"\bпоследн\w*|\blast\b", text, _I) else None)
 
 
 def one_of(values: Sequence[str], text: str) -> str | None:
     """The value of a closed set (a schema's `^(a|b)$`) the message names, in either language."""
-    for value in values:
-        if re.search(VALUE_FORMS.get(value, rf"\b{re.escape(value)}\b"), text, re.IGNORECASE):
-            return value
-    return None
-
-
-_TABLE: Final = re.compile(r"(?:\bиз|\bfrom)\s+(?:таблиц\w*\s+|table\s+)?([a-z_][\w.]*)\b")
-_ROWS: Final = re.compile(r"(\d+)\s*(?:строк|записей|rows|records|sample)", re.IGNORECASE)
+    forms = {v: VALUE_FORMS.get(v, rf"\b{re.escape(v)}\b") for v in values}
+    return next((v for v, form in forms.items() if re.search(form, text, _I)), None)
 
 
 def table_in(text: str) -> str | None:
     """The table after «из» / "from", as written (`payments`, `mart.energy_daily`)."""
-    found = _TABLE.search(text)
-    name = found.group(1) if found else None
+    name = found.group(1) if (found := _TABLE.search(text)) else None
     return name if name and not environments(name) and name.lower() not in _NOT_NAMES else None
 
 
 def row_count(text: str, default: int = 10) -> int:
-    """How many rows the message asks to see («5 строк»), else `default`."""
-    found = _ROWS.search(text)
-    return int(found.group(1)) if found else default
+    return int(found.group(1)) if (found := _ROWS.search(text)) else default
 
 
 def minutes(text: str) -> int | None:
-    """A duration as the user gave it, in minutes: «на час» is 60, «45 минут» 45."""
+    """A duration as the user gave it, in minutes: «на час» is 60, «на два часа» 120, «45
+    минут» 45; None for one it cannot read (a question, not a guess)."""
+    numeral = re.compile(rf"\b({'|'.join(_NUMERALS)})\b", _I)
+    text = numeral.sub(lambda m: _NUMERALS[m.group(1).lower()], text)
     if found := _MINUTES.search(text):
         return int(found.group(1))
-    if _HALF_HOUR.search(text):
+    if re.search(r"полчаса|half an hour|half-hour", text, _I):
         return 30
-    if found := _HOURS.search(text):
-        return round(float((found.group(1) or "1").replace(",", ".")) * 60)
-    return None
+    if not (found := _HOURS.search(text)):
+        return None
+    hours = float((found.group(1) or "1").replace(",", ".")) + (0.5 if found.group(2) else 0)
+    return round(hours * 60)
 
 
 def identifier(text: str, pattern: str) -> str | None:
-    """A token shaped like an identifier (`task-17`, `feature/losses`) that the argument's
-    pattern accepts; an environment's name is not one."""
+    """A token shaped like an identifier (`task-17`, `feature/losses`) the pattern accepts."""
     tokens: list[str] = re.findall(r"[^\s,;!?«»\"'()]+", text)
-    for found in tokens:
-        token = found.rstrip(".:")
+    for token in (t.rstrip(".:") for t in tokens):
         shaped = re.search(r"[/_.-]|\d", token) and not environments(token)
         if shaped and re.fullmatch(pattern, token):
             return token
@@ -205,64 +194,48 @@ def identifier(text: str, pattern: str) -> str | None:
 
 
 def after_colon(text: str) -> str | None:
-    """What follows a colon, a dash or a comma: «на 20 минут: обновление Superset», "for 20
-    minutes, we're patching the database"."""
+    """What follows a colon, a dash or a comma: «на 20 минут: обновление Superset»."""
     found = re.search(r"(?::|\s[—–-])\s+(.+?)\s*$", text) or re.search(r",\s+(.+?)\s*$", text)
     return found.group(1).strip(" .") if found else None
 
 
 def dotted(text: str) -> tuple[str, str] | None:
-    """`schema.table` as the user wrote it."""
-    found = _DOTTED.search(text)
+    found = re.search(r"\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\b", text)
     return (found.group(1), found.group(2)) if found else None
 
 
 def environments(text: str) -> list[str]:
     """The environments the message names, in the order it names them."""
     by_tier = {tier: env for env, tier in DEFAULT_ENVIRONMENT_TIERS.items()}
-    named: list[tuple[int, str]] = []
-    for tier, pattern in _ENVIRONMENT_FORMS.items():
-        named += [(m.start(), by_tier[tier]) for m in re.finditer(pattern, text, re.IGNORECASE)]
+    named = [
+        (m.start(), by_tier[tier])
+        for tier, pattern in _ENVIRONMENT_FORMS.items()
+        for m in re.finditer(pattern, text, _I)
+    ]
     return list(dict.fromkeys(env for _, env in sorted(named)))
 
 
 def source_named(text: str) -> str | None:
     """The environment after «из» / "from", else the other one beside a target named after
     «в» / "into" («pull the staging version into prod»)."""
-    for match in _FROM.finditer(text):
+    for match in re.finditer(r"(?:\bиз|\bfrom|\bс)\s+(\S+)", text, _I):
         if found := environments(match.group(1)):
             return found[0]
-    target = next((e for m in _INTO.finditer(text) for e in environments(m.group(1))), None)
+    into = re.finditer(r"(?:\bв|\bна|\binto|\bto)\s+(\S+)", text, _I)
+    target = next((e for m in into for e in environments(m.group(1))), None)
     others = [env for env in environments(text) if env != target]
     return others[0] if target and others else None
 
 
-def labelled(field: str, text: str) -> str | None:
-    """A value the user labelled with the argument's name («причина: …», "reason: …")."""
-    names = [field.replace("_", " "), field.split("_", maxsplit=1)[0]]
-    label = ARGUMENT_LABELS.get(field, "").lower()
-    names += [label, label.split()[0]] if label else []
-    for name in filter(None, names):
-        pattern = rf"{re.escape(name)}\w*\s*(?::|—|=)\s*(.+?)\s*$"
-        if found := re.search(pattern, text, re.IGNORECASE | re.MULTILINE):
-            return found.group(1).strip(" .«»\"'")
-    return None
-
-
 def noun_stems(field: str) -> tuple[str, ...]:
-    """What the user calls the object of an id argument: its English name and the first letters
-    of its Russian label (`dataset_id`: "dataset", «датас»)."""
+    """What the user calls an id argument's object: "dataset", «датас» for `dataset_id`."""
     english = field.removesuffix("_ids").removesuffix("_id").removesuffix("_name")
     label = ARGUMENT_LABELS.get(field, "").lower().split()
     return (english, label[0][:5]) if label else (english,)
 
 
-_PLURAL: Final = re.compile(r"(?:s|ы|и|ов|ам|ами|ах)$")
-
-
 def names_one(field: str, text: str) -> bool:
-    """Whether the message names one object of the argument's kind («этот дашборд»), not
-    several («какие дашборды»)."""
+    """Whether the message names one object of the kind («этот дашборд»), not several."""
     words = re.findall(r"\w+", text.lower())
     return any(w.startswith(noun_stems(field)) and not _PLURAL.search(w) for w in words)
 
@@ -271,37 +244,25 @@ def named_value(field: str, text: str) -> str | None:
     """An identifier right after the argument's noun: «schema public», «таблица energy_hourly»."""
     for stem in noun_stems(field):
         pattern = rf"\b{re.escape(stem)}\w*\s+([a-z][a-z0-9_]{{2,}})\b(?!\s*\.)"
-        for found in re.finditer(pattern, text, re.IGNORECASE):
+        for found in re.finditer(pattern, text, _I):
             if found.group(1).lower() not in _NOT_NAMES:
                 return found.group(1)
     return None
 
 
-_NOT_NAMES: Final = frozenset({"the", "this", "that", "and", "for", "from", "with", "as"})
-
-
 def id_named_for(field: str, text: str) -> int | None:
     """The number right after the object's noun («датасет 4», "dashboard #10")."""
-    lower = text.lower()
     for stem in noun_stems(field):
-        for match in re.finditer(rf"{re.escape(stem)}\w*\s+(?:№|#|id\s*)?(\d+)\b", lower):
-            return int(match.group(1))
+        if found := re.search(rf"{re.escape(stem)}\w*\s+(?:№|#|id\s*)?(\d+)\b", text.lower()):
+            return int(found.group(1))
     return None
-
-
-_ABOUT: Final = re.compile(
-    r"(?:\bпро|\bпо|\babout|\bon|\bwith|related to|связан\w* с|\bназвани\w*)\s+([\w-]{3,})",
-    re.IGNORECASE,
-)
-_ACRONYM: Final = re.compile(r"\b[A-ZА-Я]{2,6}\b")
 
 
 def topic(text: str, known: Sequence[str]) -> str | None:
     """What a search is about: an acronym («ETL»), else the word after «про» / "about", else
-    the last word of substance that is no known word (a tool's, an environment's); as a stem
-    («про энергию» → `энерг`)."""
+    the last word of substance that is no known word, as a stem («про энергию» → `энерг`)."""
     text = _QUOTED.sub(" ", text).replace("ё", "е")
-    for acronym in _ACRONYM.findall(text):
+    for acronym in re.findall(r"\b[A-ZА-Я]{2,6}\b", text):
         if not any(acronym.lower().startswith(k) for k in known):
             return str(acronym)
     about = [m.group(1).lower() for m in _ABOUT.finditer(text)]
@@ -315,8 +276,6 @@ def topic(text: str, known: Sequence[str]) -> str | None:
 
 # -- a tool output in words ----------------------------------------------------------------------
 
-MAX_ANSWER_CHARS: Final = 3000
-
 
 def _scalar(value: Any, russian: bool) -> str:
     if isinstance(value, bool):
@@ -329,8 +288,8 @@ def _scalar(value: Any, russian: bool) -> str:
 
 
 def inline(value: Any, russian: bool, depth: int = 0) -> str:
-    """A value on one line: `key`: value pairs, lists in brackets; names quoted and keys as code,
-    so the answer's own words are in the user's language whatever the data's."""
+    """A value on one line: names quoted and keys as code, so the answer's own words are in the
+    user's language whatever the data's."""
     if isinstance(value, Mapping):
         parts = [
             f"`{k}`: {inline(v, russian, depth + 1)}"
@@ -349,9 +308,7 @@ def _important_first(items: list[Any]) -> list[Any]:
     return [items[i] for i in order.ranked(items).indices] if order is not None else items
 
 
-def lines(value: Any, russian: bool) -> Iterator[str]:
-    """A result as lines: one per item of a list (what matters first), one per key of an
-    object."""
+def _lines(value: Any, russian: bool) -> Iterator[str]:
     if isinstance(value, list):
         yield from (f"- {inline(item, russian)}" for item in _important_first(value))
     elif isinstance(value, Mapping):
@@ -366,9 +323,10 @@ def lines(value: Any, russian: bool) -> Iterator[str]:
 
 
 def render(heading: str, value: Any, russian: bool) -> str:
-    """A heading and the result's lines, cut at a whole line within the answer's budget."""
+    """A heading and the result's lines (one per item or key), cut at a whole line within the
+    answer's budget."""
     out = heading
-    for line in lines(value, russian):
+    for line in _lines(value, russian):
         if len(out) + len(line) > MAX_ANSWER_CHARS:
             return out + "\n…"
         out += "\n" + line
@@ -381,8 +339,3 @@ def tool_words(tool: str, russian: bool) -> str:
     if spec is None:
         return tool
     return spec.label_ru if russian and spec.label_ru else spec.description.rstrip(".")
-
-
-def argument_words(field: str, russian: bool) -> str:
-    """An argument as a person calls it: the glossary's label, or its name in words."""
-    return ARGUMENT_LABELS.get(field, field) if russian else field.replace("_", " ")
