@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sstools_agent.domain.catalog_types import EnvironmentSource, ToolSpec
-from sstools_agent.domain.environments import Environment
+from sstools_agent.domain.catalog_types import EnvironmentSource, Operation, ToolSpec
+from sstools_agent.domain.environments import Environment, EnvironmentTier
+from sstools_agent.domain.policy_engine import CallFacts, tier_environment
 from sstools_agent.domain.roles import Role
 
 if TYPE_CHECKING:  # a resolved call carries its SQL's classification: no parser for the offer
@@ -30,6 +31,24 @@ class PermissionResult:
     def unknown_tool(cls, tool: str, user_role: Role | None) -> PermissionResult:
         """The denial for a tool name the catalog does not declare."""
         return cls(False, user_role, None, f"tool {tool!r} is not known to the policy")
+
+
+def offer_calls(spec: ToolSpec, page_environment: Environment | None) -> list[CallFacts]:
+    """The calls of `spec` that make it worth offering on this page: in the page's environment
+    for a tool that acts there, else in any tier (each call is checked again); an SQL tool's
+    statement may turn out a read, so its reads count too."""
+    if spec.environment_source is EnvironmentSource.UI_CONTEXT and page_environment:
+        environments = [page_environment]
+    else:
+        environments = [tier_environment(tier) for tier in EnvironmentTier]
+    operations = [spec.operation]
+    if spec.sql_argument is not None:
+        operations.append(Operation.READ)
+    return [
+        CallFacts(spec.name, operation, environment, cost=bool(spec.cost))
+        for operation in operations
+        for environment in environments
+    ]
 
 
 class RolePolicy:
