@@ -80,8 +80,10 @@ class EventMapper:
         event = artifact.get("event")
         if event == PERMISSION_DENIED:
             decision = artifact.get("decision") or {}
-            required = (decision.get("permission") or {}).get("required_role")
-            return [PermissionDenied(tool, required, call_id, decision.get("prompt", ""))]
+            permission = decision.get("permission") or {}
+            policy = {k: permission[k] for k in ("policies", "trial") if k in permission}
+            required = permission.get("required_role")
+            return [PermissionDenied(tool, required, call_id, decision.get("prompt", ""), policy)]
         if event == CANCELLED:
             args = artifact.get("args")
             reason = str(artifact.get("reason", ""))

@@ -160,10 +160,15 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
                 {"event": FAILED, "code": invalid.code.value},
             )
         if not decision.permission.allowed:
+            tell = (
+                f"Tell the user: {decision.permission.notice}"
+                if decision.permission.notice
+                else "Tell the user which role is required"
+            )
             return _refusal(
                 request,
                 f"PERMISSION_DENIED: {decision.permission.reason}. The tool was not run. "
-                "Tell the user which role is required; do not retry.",
+                f"{tell}; do not retry.",
                 {"event": PERMISSION_DENIED, "decision": decision.to_payload()},
             )
         if not self.policy.select_tools(context.role, context.ui_context).offers(name):

@@ -6,6 +6,7 @@ because the world changed since its card. A confirmed call's outcome is audited 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, Final
 
 from sstools_agent.agent.context import AgentRunContext
@@ -60,12 +61,13 @@ class TurnAudit:
                 detail["code"] = event.code
             case PermissionDenied():
                 detail["required_role"] = event.required_role
+                detail |= policy_detail(event.policy)
             case ConfirmRequired():
                 detail |= {
                     "confirmation_id": event.confirmation_id,
                     "risk": event.decision.get("risk"),
                     "environment": event.decision.get("environment"),
-                }
+                } | policy_detail(event.decision.get("permission") or {})
         audit_kind, outcome = AUDITED[event.type]
         conversation = turn.conversation
         self.sink.emit(
@@ -121,6 +123,20 @@ class TurnAudit:
                 },
             )
         )
+
+
+def policy_detail(permission: Mapping[str, Any]) -> dict[str, Any]:
+    """What an audit record says of the policy's decision: the `@id`s of the policies that
+    decided it (the card's too), and what log-only policies would have decided, if any took
+    part (logged as well: the log-only metric filter counts those lines)."""
+    detail: dict[str, Any] = {
+        "policies": list(permission.get("policies") or ()),
+        "card_policies": list(permission.get("card_policies") or ()),
+    }
+    if trial := permission.get("trial"):
+        detail["log_only"] = trial
+        logger.info("log-only policy decided", extra={"log_only": trial})
+    return {k: v for k, v in detail.items() if v or k == "policies"}
 
 
 def edit_detail(edit: ConfirmationEdit | None) -> dict[str, Any]:

@@ -274,6 +274,9 @@ class PermissionDenied(ChatEvent):
     required_role: str | None
     tool_call_id: str
     prompt: str
+    policy: dict[str, Any] = field(default_factory=dict, compare=False)
+    """For the audit record, not the wire: the policies that refused it (`policies`), and
+    what log-only ones would have decided (`trial`)."""
 
     @property
     def content(self) -> str:

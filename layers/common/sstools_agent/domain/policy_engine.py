@@ -97,11 +97,17 @@ class PolicyDecision:
     trial: Trial | None = None
 
 
-class ShippedPolicies:
-    """The layer's own policy set: the source when no S3 object is configured."""
+class FixedPolicies:
+    """One policy set, compiled once: the layer's shipped set when no S3 object is configured,
+    or a set a test or `make policy-check` names."""
 
-    def __init__(self, tools: Sequence[str]) -> None:
-        self._compiled = compile_policies(shipped_policy_text(), cedar_schema(tools))
+    def __init__(self, text: str, tools: Sequence[str] = CATALOG.names) -> None:
+        self._compiled = compile_policies(text, cedar_schema(tools))
+
+    @classmethod
+    def shipped(cls) -> FixedPolicies:
+        """The layer's own policy set."""
+        return cls(shipped_policy_text())
 
     def current(self) -> CompiledPolicies:
         return self._compiled
@@ -142,12 +148,15 @@ class PolicyEngine:
         return False
 
     def least_role(self, call: CallFacts, *, offer: bool = False) -> Role | None:
-        """The least role whose holder may make `call` (None: no role may, now)."""
+        """The least role whose holder may make `call` (None: no role may, now); with `offer`,
+        windows aside."""
+        policies = self.source.current()
+        chosen = policies.offer if offer else policies.call
         for role in ROLE_CHAIN:
             principal = Principal(role)
-            if offer and self.may_offer(principal, [call]):
-                return role
-            if not offer and self.decide(principal, call).allowed:
+            request = self._request(principal, call.tool, call)
+            entities = self._entities_for(policies, principal, call.environment)
+            if cedarpy.is_authorized(request, chosen, entities, policies.schema).allowed:
                 return role
         return None
 
@@ -253,4 +262,4 @@ def _freeze(policies: CompiledPolicies, decided_by: Iterable[str]) -> Freeze | N
 @lru_cache(maxsize=1)
 def shipped_engine() -> PolicyEngine:
     """The engine over the shipped policy set (tests and the REST API's starter questions)."""
-    return PolicyEngine(ShippedPolicies(CATALOG.names))
+    return PolicyEngine(FixedPolicies.shipped())

@@ -63,10 +63,15 @@ _AFFINITY_RULES = {
 class ToolSelector:
     """The role policy and context affinity over one catalog and one set of environments."""
 
-    def __init__(self, catalog: ToolCatalog, environments: EnvironmentRegistry) -> None:
+    def __init__(
+        self,
+        catalog: ToolCatalog,
+        environments: EnvironmentRegistry,
+        roles: RolePolicy | None = None,
+    ) -> None:
         self.catalog = catalog
         self.environments = environments
-        self.roles = RolePolicy()
+        self.roles = roles or RolePolicy()
 
     def select(self, user_role: Role | None, ui_context: UIContext | None) -> ToolSelection:
         """The tools to give the model: role first, then the page's affinity and environment."""
@@ -92,9 +97,7 @@ class ToolSelector:
         needed = self.roles.required_to_offer(spec, page_environment)
         if spec.environment_source is not EnvironmentSource.ARGUMENT:
             return ToolRemoval(spec.name, RemovalRule.ROLE, f"requires {needed}")
-        roles = {
-            env.env_id: str(spec.required_roles.for_tier(env.tier)) for env in self.environments
-        }
+        roles = {env.env_id: str(self.roles.required_in(spec, env)) for env in self.environments}
         if len(set(roles.values())) == 1:
             return ToolRemoval(spec.name, RemovalRule.ROLE, f"requires {needed}", roles)
         by_role: dict[str, list[str]] = {}
