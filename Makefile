@@ -156,3 +156,4 @@ bench: $(STAMP) web/dist/index.html chromium
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.attachment_first_byte
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.plan_cost
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.cold_start
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.policy_decisions

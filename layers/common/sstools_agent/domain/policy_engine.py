@@ -124,13 +124,14 @@ class PolicyEngine:
         self.source = source
         self.clock = clock
         self._entities: dict[tuple[Any, ...], cedarpy.Entities] = {}
+        self._answers: dict[tuple[Any, ...], bool] = {}
 
     def decide(self, principal: Principal, call: CallFacts) -> PolicyDecision:
         """May `principal` make this call now (change windows in force, log-only ones tried)."""
         policies = self.source.current()
         request = self._request(principal, call.tool, call)
         entities = self._entities_for(policies, principal, call.environment)
-        result = cedarpy.is_authorized(request, policies.call, entities, policies.schema)
+        result = cedarpy.is_authorized(request, policies.call, entities)
         decided_by = _reasons(result)
         freeze = _freeze(policies, decided_by) if not result.allowed else None
         trial = self._trial(policies, request, entities)
@@ -138,27 +139,41 @@ class PolicyEngine:
 
     def may_offer(self, principal: Principal, calls: Iterable[CallFacts]) -> bool:
         """Whether any of `calls` (the ways a tool may be called here) is allowed, windows
-        aside: a tool is offered where a call of it could be, and a window is told at the call."""
+        aside: a tool is offered where a call of it could be, and a window is told at the call.
+        Kept per policy set: time enters policy only through windows (the encoding), so an offer
+        does not change while a set is in force."""
         policies = self.source.current()
-        for call in calls:
-            request = self._request(principal, call.tool, call)
-            entities = self._entities_for(policies, principal, call.environment)
-            if cedarpy.is_authorized(request, policies.offer, entities, policies.schema).allowed:
-                return True
-        return False
+        return any(self._allowed(policies, policies.offer, principal, call) for call in calls)
 
     def least_role(self, call: CallFacts, *, offer: bool = False) -> Role | None:
         """The least role whose holder may make `call` (None: no role may, now); with `offer`,
         windows aside."""
         policies = self.source.current()
-        chosen = policies.offer if offer else policies.call
+        chosen = policies.offer if offer or not policies.windows else policies.call
         for role in ROLE_CHAIN:
-            principal = Principal(role)
-            request = self._request(principal, call.tool, call)
-            entities = self._entities_for(policies, principal, call.environment)
-            if cedarpy.is_authorized(request, chosen, entities, policies.schema).allowed:
+            if self._allowed(policies, chosen, Principal(role), call):
                 return role
         return None
+
+    def _allowed(
+        self,
+        policies: CompiledPolicies,
+        chosen: cedarpy.PolicySet,
+        principal: Principal,
+        call: CallFacts,
+    ) -> bool:
+        """Cedar's allow over a set without windows (`offer`, or `call` when it has none),
+        remembered for as long as `policies` is in force."""
+        key = (policies, id(chosen), principal, call)
+        if self._answers and next(iter(self._answers))[0] is not policies:
+            self._answers.clear()
+        known = self._answers.get(key)
+        if known is None:
+            request = self._request(principal, call.tool, call)
+            entities = self._entities_for(policies, principal, call.environment)
+            known = cedarpy.is_authorized(request, chosen, entities).allowed
+            self._answers[key] = known
+        return known
 
     def requires_card(self, principal: Principal, call: CallFacts) -> PolicyDecision:
         """Whether the call needs a card (`RequireCard` permitted)."""
@@ -172,7 +187,7 @@ class PolicyEngine:
         policies = self.source.current()
         request = self._request(principal, action, call)
         entities = self._entities_for(policies, principal, call.environment)
-        result = cedarpy.is_authorized(request, policies.call, entities, policies.schema)
+        result = cedarpy.is_authorized(request, policies.call, entities)
         return PolicyDecision(result.allowed, _reasons(result))
 
     def _trial(
@@ -182,7 +197,7 @@ class PolicyEngine:
         part in it (None otherwise: nothing to record)."""
         if policies.trial is None:
             return None
-        result = cedarpy.is_authorized(request, policies.trial, entities, policies.schema)
+        result = cedarpy.is_authorized(request, policies.trial, entities)
         reasons = _reasons(result)
         if not policies.log_only.intersection(reasons):
             return None
