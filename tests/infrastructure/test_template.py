@@ -416,13 +416,11 @@ ATTACHMENT_FUNCTIONS = ["ChatFunction", "ApiFunction"]
 
 
 def role_statements(function: str) -> list[dict[str, Any]]:
-    """Every statement of a function's role, its SAM policy templates expanded."""
+    """Every statement of a function's role, its SAM policy templates expanded (a policy under
+    a condition, `Fn::If`, as if it held)."""
     role = resource(resource(function)["Role"]["Fn::GetAtt"][0])
-    return [
-        statement
-        for policy in role.get("Policies", [])
-        for statement in policy["PolicyDocument"]["Statement"]
-    ]
+    policies = [p["Fn::If"][1] if "Fn::If" in p else p for p in role.get("Policies", [])]
+    return [statement for policy in policies for statement in policy["PolicyDocument"]["Statement"]]
 
 
 def granted(function: str, action: str) -> list[Any]:

@@ -35,6 +35,7 @@ from sstools_agent.domain.catalog_types import (
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS, EnvironmentRegistry
 from sstools_agent.domain.identity import DEFAULT_SERVICE_TOKEN_TTL_S
+from sstools_agent.domain.policy_loading import DEFAULT_POLICY_OBJECT_KEY
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 
 LOCAL_HS256_SECRET = "local-development-secret-not-for-deployment-0123456789"  # noqa: S105
@@ -193,6 +194,20 @@ class AuditTableSettings(AwsSettings):
     audit_table: str = "AuditTable"
 
 
+class PolicyObjectSettings(AwsSettings):
+    """Where the team keeps its Cedar policy set (docs/policy.md, "Loading")."""
+
+    policy_bucket: str | None = None
+    """The bucket of the team's versioned policy object (template.yaml `PolicyBucket`); unset
+    or empty: the shipped policy set decides."""
+    policy_object_key: str = DEFAULT_POLICY_OBJECT_KEY
+
+    @field_validator("policy_bucket", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return value or None
+
+
 class SecretsSettings(AwsSettings):
     """Secrets Manager and SSM, and the agent service's client credentials both functions read."""
 
@@ -326,6 +341,7 @@ class ChatSettings(
     AuditSettings,
     ServiceTokenClientSettings,
     OriginCheckSettings,
+    PolicyObjectSettings,
 ):
     """The chat function's configuration."""
 
@@ -340,6 +356,7 @@ class ApiSettings(
     AuditSettings,
     ServiceTokenIssuerSettings,
     OriginCheckSettings,
+    PolicyObjectSettings,
 ):
     """The REST API function's configuration."""
 

@@ -3,10 +3,17 @@ in `PolicyBucket`): the function may read that object and nothing else of the bu
 
 from __future__ import annotations
 
+from typing import Final
+
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sstools_agent.adapters.aws_session import aws_session
 from sstools_agent.domain.policy_loading import PolicyObject, PolicyObjectUnreadable
+
+READ_CONFIG: Final = Config(connect_timeout=2, read_timeout=3, retries={"max_attempts": 2})
+"""A read runs at init and then on a thread of its own; a stuck one must still end, and the
+set in force decides meanwhile (a few seconds late is harmless, a minute's TTL is the norm)."""
 
 
 class S3PolicyReader:
@@ -17,7 +24,7 @@ class S3PolicyReader:
     ) -> None:
         self.bucket = bucket
         self.key = key
-        self._s3 = aws_session(region).client("s3", endpoint_url=endpoint_url)
+        self._s3 = aws_session(region).client("s3", endpoint_url=endpoint_url, config=READ_CONFIG)
 
     def read(self) -> PolicyObject:
         try:

@@ -1,6 +1,10 @@
 """The policy set in force: read from the team's object, cached for a short TTL, validated
 before use. A set that fails validation (or an object that cannot be read) is refused with an
-ERROR log line, and the last good set stays; with no good set yet, that is the shipped one."""
+ERROR log line, and the last good set stays; with no good set yet, that is the shipped one.
+
+Decisions are made inside the chat's event loop, so a decision never waits for the object: it is
+read once when the function initialises, and after each TTL by a thread of its own while the set
+in force keeps deciding (a new version decides from the first call after its read lands)."""
 
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 POLICY_TTL_S: Final = 60.0
 """How long a read policy set is used before the object is read again."""
+DEFAULT_POLICY_OBJECT_KEY: Final = "policy.cedar"
+"""The object's key in the team's bucket unless the template says otherwise."""
 POLICY_REFUSED: Final = "policy set refused"
 """The start of the ERROR line a refused set logs (the template's metric filter counts it)."""
 
@@ -52,27 +58,49 @@ class ReloadingPolicies:
         *,
         ttl_s: float = POLICY_TTL_S,
         monotonic: Callable[[], float] = time.monotonic,
+        on_refused: Callable[[], None] = lambda: None,
     ) -> None:
         self.reader = reader
         self.schema = cedar_schema(tools)
         self.ttl_s = ttl_s
         self.monotonic = monotonic
+        self.on_refused = on_refused
+        """Told of each refusal (the refused-set metric)."""
         self._good = compile_policies(shipped_policy_text(), self.schema)
         self.version: str | None = None
         """The object version in force (None: the shipped set)."""
-        self._read_at: float | None = None
         self._lock = threading.Lock()
+        self._reloading: threading.Thread | None = None
+        self._read_at = monotonic()
+        self._reload()
 
     def current(self) -> CompiledPolicies:
-        """The set in force, read again once the TTL has passed."""
-        now = self.monotonic()
-        if self._read_at is not None and now - self._read_at < self.ttl_s:
+        """The set in force; once the TTL has passed, a read of the object is started on a
+        thread of its own (one at a time), never awaited here."""
+        if self.monotonic() - self._read_at < self.ttl_s:
             return self._good
         with self._lock:
-            if self._read_at is None or now - self._read_at >= self.ttl_s:
+            now = self.monotonic()
+            if now - self._read_at >= self.ttl_s and self._reloading is None:
                 self._read_at = now
-                self._reload()
+                reloading = threading.Thread(
+                    target=self._reload_in_background, name="policy-reload", daemon=True
+                )
+                self._reloading = reloading
+                reloading.start()
         return self._good
+
+    def wait_for_reload(self, timeout_s: float | None = None) -> None:
+        """Waits for a read in flight, if any (tests, and `make policy-check`)."""
+        reloading = self._reloading
+        if reloading is not None:
+            reloading.join(timeout_s)
+
+    def _reload_in_background(self) -> None:
+        try:
+            self._reload()
+        finally:
+            self._reloading = None
 
     def _reload(self) -> None:
         try:
@@ -84,6 +112,7 @@ class ReloadingPolicies:
                 error,
                 self.version or "shipped",
             )
+            self.on_refused()
             return
         if stored.version == self.version:
             return
@@ -97,6 +126,7 @@ class ReloadingPolicies:
                 self.version or "shipped",
                 "; ".join(invalid.errors),
             )
+            self.on_refused()
             return
         logger.info("policy set version %s in force", stored.version)
         self.version = stored.version

@@ -25,6 +25,7 @@ from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import UserTokenVerifier
+from sstools_agent.domain.policy_engine import PolicyEngine
 from sstools_agent.domain.ports import (
     AuditSink,
     BlobStore,
@@ -51,6 +52,7 @@ from sstools_agent.wiring.adapters import (
     confirmation_workflow_from,
     conversation_store_from,
     gradio_queue_from,
+    policy_source_from,
     secrets_reader_from,
     service_token_client_from,
     tool_output_store_from,
@@ -70,6 +72,7 @@ def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
         settings.environments(),
         confirm_reads=frozenset(settings.confirm_read_tools),
         sql_dialect=settings.sql_dialect,
+        engine=PolicyEngine(policy_source_from(settings)),
     )
 
 
