@@ -28,7 +28,7 @@ from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInter
 from sstools_agent.agent.prompts import system_prompt
 from sstools_agent.domain.confirmations import ExecutionState, fingerprint
 from sstools_agent.domain.errors import ErrorCode
-from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
+from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again, policy_record
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_runs import ToolCallFailed
@@ -38,6 +38,9 @@ PERMISSION_DENIED: Final = "permission_denied"
 CANCELLED: Final = "cancelled"
 FAILED: Final = "failed"
 EDITED_ARGS: Final = "edited_args"
+POLICY: Final = "policy"
+"""The artifact key of a call run without a card: the policies that allowed it (and a log-only
+trial), for its `tool_called` record (a card's call is audited with its card)."""
 """`artifact[EDITED_ARGS]`: the arguments a call confirmed with edits was confirmed with. The
 model is told of them when it reads the message (`with_edit_notes`); the message's content, the
 text the user is shown and the history keeps, stays the outcome alone."""
@@ -181,13 +184,14 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
 
     def _gate(
         self, request: ToolCallRequest
-    ) -> ToolMessage | tuple[ToolCallRequest, GuardrailDecision] | None:
+    ) -> ToolMessage | tuple[ToolCallRequest, GuardrailDecision] | GuardrailDecision:
         """A refusal for a call that must not run now; the call the user just confirmed (with
-        the arguments they confirmed) and its decision; None for a call that may run without."""
+        the arguments they confirmed) and its decision; the decision alone for a call that may
+        run without a card."""
         context = cast(AgentRunContext, request.runtime.context)
         decision = self._checked(request, context)
         if isinstance(decision, ToolMessage) or not decision.requires_confirmation:
-            return decision if isinstance(decision, ToolMessage) else None
+            return decision
         name, args = request.tool_call["name"], request.tool_call["args"]
         earlier = self._earlier_card(request, context)
         if earlier is not None:
@@ -289,8 +293,13 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         verdict = self._gate(request)
         if isinstance(verdict, ToolMessage):
             return verdict
-        if verdict is None:
-            return await self._run(request, handler)
+        if isinstance(verdict, GuardrailDecision):
+            ran = await self._run(request, handler)
+            if isinstance(ran, ToolMessage):
+                artifact = ran.artifact if isinstance(ran.artifact, dict) else {}
+                permission = verdict.to_payload()["permission"]
+                ran.artifact = {**artifact, POLICY: policy_record(permission)}
+            return ran
         confirmed_request, decision = verdict
         result = await self._run_confirmed(confirmed_request, handler, decision)
         edited_args = confirmed_request.tool_call["args"]

@@ -59,6 +59,9 @@ class TurnAudit:
         match event:
             case ToolError():
                 detail["code"] = event.code
+                detail |= policy_detail(event.policy)
+            case ToolEnd():
+                detail |= policy_detail(event.policy)
             case PermissionDenied():
                 detail["required_role"] = event.required_role
                 detail |= policy_detail(event.policy)

@@ -82,6 +82,12 @@ class GuardrailDecision:
         return payload
 
 
+def policy_record(permission: Mapping[str, Any]) -> dict[str, Any]:
+    """What a call's audit record takes from its permission payload: the policies that decided
+    it, and what log-only policies would have decided (when one took part)."""
+    return {k: permission[k] for k in ("policies", "trial") if permission.get(k) is not None}
+
+
 def _impact(call: ResolvedToolCall) -> str | None:
     env_id = call.environment.env_id if call.environment else None
     if call.sql is not None:
