@@ -106,3 +106,18 @@ async def test_a_log_only_policy_on_a_call_without_a_card_is_audited_and_changes
     assert (record.kind, record.outcome) == ("tool_called", "succeeded")
     assert record.detail["policies"] == ["reads-for-every-role"]
     assert record.detail["log_only"] == {"allowed": False, "policies": ["trial-no-searches"]}
+
+
+async def test_a_policy_may_forbid_a_group_the_token_names(stack: AgentStack):
+    policy = with_policies(stack, NO_DEPLOYS_FOR_CONTRACTORS)
+    # Given an engineer whose token puts them in the group «contractors»
+    events = await turn(stack, DEPLOY_TO_STAGING, "engineer", policy, groups=["contractors"])
+    # Then their deploy is refused by that policy, with no card
+    types = [e.type for e in events]
+    assert EventType.CONFIRM_REQUIRED not in types
+    (record,) = audit_of(events)
+    assert (record.kind, record.outcome) == ("tool_denied", "denied")
+    assert record.detail["policies"] == ["no-deploys-for-contractors"]
+    # While an engineer outside the group gets the card as before
+    others = await turn(stack, DEPLOY_TO_STAGING, "engineer", policy)
+    assert EventType.CONFIRM_REQUIRED in [e.type for e in others]

@@ -18,7 +18,7 @@ from sstools_agent.domain.cedar_policy import shipped_policy_text
 from sstools_agent.domain.chat_events import ConfirmRequired
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
 from sstools_agent.domain.guardrails import GuardrailDecision
-from sstools_agent.domain.policy_engine import FixedPolicies, PolicyEngine
+from sstools_agent.domain.policy_engine import FixedPolicies, PolicyEngine, Principal
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
@@ -165,3 +165,37 @@ def test_a_refusal_by_a_forbid_names_it_in_the_audit():
     decision = policy.evaluate(Role.ADMIN, "superset_execute_sql", args, page("prod"))
     assert decision.permission.allowed is False
     assert audited(refusal_event(decision)).detail["policies"] == ["no-sql-writes-in-prod"]
+
+
+GROUP_FORBID = """
+@id("nothing-in-prod-for-contractors")
+forbid (principal in SsTools::Group::"contractors", action in SsTools::Action::"tool", resource)
+when { resource.tier == "prod" };
+
+@id("no-deploys-for-bob")
+forbid (principal == SsTools::User::"bob", action == SsTools::Action::"deploy_dashboard", resource);
+"""
+
+
+def test_a_policy_may_name_a_group_or_a_user():
+    policy = policy_with(GROUP_FORBID)
+    contractor = Principal(Role.ADMIN, groups=("contractors",), user="alice")
+    staff = Principal(Role.ADMIN, groups=("sre",), user="carol")
+    # A group's forbid refuses its members, names itself, and leaves the others alone
+    refused = policy.evaluate(contractor, "deploy_dashboard", deploy("prod"), page())
+    assert refused.permission.allowed is False
+    assert refused.permission.user_role is Role.ADMIN
+    assert refused.permission.policies == ("nothing-in-prod-for-contractors",)
+    assert policy.evaluate(staff, "deploy_dashboard", deploy("prod"), page()).permission.allowed
+    assert policy.evaluate(
+        contractor, "deploy_dashboard", deploy("staging"), page()
+    ).permission.allowed
+    # and the tools it forbids there are not offered to them on a prod page
+    assert "get_health_summary" not in policy.select_tools(contractor, page("prod")).offered_names
+    assert "get_health_summary" in policy.select_tools(staff, page("prod")).offered_names
+    # A user's forbid refuses that user only
+    bob = Principal(Role.ADMIN, user="bob")
+    assert not policy.evaluate(
+        bob, "deploy_dashboard", deploy("staging"), page()
+    ).permission.allowed
+    assert policy.evaluate(staff, "deploy_dashboard", deploy("staging"), page()).permission.allowed

@@ -111,6 +111,8 @@ class UserAuthSettings(FunctionSettings):
     jwt_issuer: str = "ss-tools"
     jwt_audience: str = "ss-tools-agent"
     jwt_roles_claim: str = "roles"
+    jwt_groups_claim: str = "groups"
+    """The claim naming the user's groups (a string or a list), which policies may name."""
     jwt_jwks_url: str | None = None
     jwt_hs256_secret: SecretStr = SecretStr(LOCAL_HS256_SECRET)
     auth_failure_audit_per_source: int = Field(default=DEFAULT_AUDIT_PER_SOURCE, ge=0)

@@ -132,7 +132,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         shows this turn's images and PDFs (`AgentRunContext.file_blocks`) and the edits calls
         were confirmed with."""
         context = request.runtime.context
-        selection = self.policy.select_tools(context.role, context.ui_context)
+        selection = self.policy.select_tools(context.who, context.ui_context)
         tools = [t for t in request.tools if selection.offers(getattr(t, "name", ""))]
         if context.routing is not None:  # the router only narrows what the policy allows
             routed = set(context.routing.offered)
@@ -155,7 +155,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         """The call's decision, or a refusal: bad arguments, no permission, not on this page."""
         name, args = request.tool_call["name"], request.tool_call["args"]
         try:
-            decision = self.policy.evaluate(context.role, name, args, context.ui_context)
+            decision = self.policy.evaluate(context.who, name, args, context.ui_context)
         except InvalidToolCall as invalid:
             return _refusal(
                 request,
@@ -174,7 +174,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
                 f"{tell}; do not retry.",
                 {"event": PERMISSION_DENIED, "decision": decision.to_payload()},
             )
-        if not self.policy.select_tools(context.role, context.ui_context).offers(name):
+        if not self.policy.select_tools(context.who, context.ui_context).offers(name):
             return _refusal(
                 request,
                 f"{name} is not available on this page; the tool was not run.",
@@ -248,7 +248,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
                     return None
                 try:
                     sibling = self.policy.evaluate(
-                        context.role, call["name"], call["args"], context.ui_context
+                        context.who, call["name"], call["args"], context.ui_context
                     )
                 except InvalidToolCall:
                     continue

@@ -37,6 +37,9 @@ from sstools_agent.domain.tool_catalog import CATALOG
 
 logger = logging.getLogger(__name__)
 
+REMEMBERED: Final = 4096
+"""Answers and entity sets kept per policy set at most: a principal carries its user, so a
+long-lived container meets many; past this the memory starts afresh."""
 ROLE_CHAIN: Final = tuple(sorted(Role, key=lambda role: role.rank))
 """Least to most privileged: each role's entity is a member of the one before it."""
 
@@ -56,6 +59,16 @@ class Principal:
     role: Role | None
     groups: tuple[str, ...] = ()
     user: str = "user"
+
+
+type Who = Role | Principal | None
+"""Who asks, as the policy's callers know them: a role alone (offers to a role, the tests) or the
+whole principal of a signed-in user (the chat's calls, so a policy may name a user or group)."""
+
+
+def principal_of(who: Who) -> Principal:
+    """`who` as a Cedar principal (a role alone is a user of that role, in no group)."""
+    return who if isinstance(who, Principal) else Principal(who)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +180,8 @@ class PolicyEngine:
         key = (policies, id(chosen), principal, call)
         if self._answers and next(iter(self._answers))[0] is not policies:
             self._answers.clear()
+        if len(self._answers) >= REMEMBERED:
+            self._answers.clear()
         known = self._answers.get(key)
         if known is None:
             request = self._request(principal, call.tool, call)
@@ -225,6 +240,8 @@ class PolicyEngine:
         a new policy set starts afresh)."""
         key = (policies, principal, environment)
         if self._entities and next(iter(self._entities))[0] is not policies:
+            self._entities.clear()
+        if len(self._entities) >= REMEMBERED:
             self._entities.clear()
         entities = self._entities.get(key)
         if entities is None:

@@ -20,6 +20,8 @@ from sstools_agent.domain.policy_engine import (
     PolicyEngine,
     Principal,
     Trial,
+    Who,
+    principal_of,
     shipped_engine,
     tier_environment,
 )
@@ -92,11 +94,9 @@ class RolePolicy:
                 return role
         return ROLE_CHAIN[-1]
 
-    def may_offer(
-        self, user_role: Role | None, spec: ToolSpec, page_environment: Environment | None
-    ) -> bool:
+    def may_offer(self, who: Who, spec: ToolSpec, page_environment: Environment | None) -> bool:
         """Whether the model may see this tool at all."""
-        return self.engine.may_offer(Principal(user_role), offer_calls(spec, page_environment))
+        return self.engine.may_offer(principal_of(who), offer_calls(spec, page_environment))
 
     def required_in(self, spec: ToolSpec, environment: Environment) -> Role | None:
         """The least role that may make the tool's declared call in `environment`."""
@@ -105,11 +105,13 @@ class RolePolicy:
         )
 
     def check(
-        self, user_role: Role | None, call: ResolvedToolCall, *, card_configured: bool = False
+        self, who: Who, call: ResolvedToolCall, *, card_configured: bool = False
     ) -> PermissionResult:
         """The invocation-level check, made before every call whatever the model was shown."""
         facts = call_facts(call, card_configured=card_configured)
-        decision = self.engine.decide(Principal(user_role), facts)
+        principal = principal_of(who)
+        user_role = principal.role
+        decision = self.engine.decide(principal, facts)
         where = f" in {call.environment.env_id}" if call.environment else ""
         if decision.allowed:
             return PermissionResult(
@@ -141,15 +143,15 @@ class RolePolicy:
         )
 
     def requires_card(
-        self, user_role: Role | None, call: ResolvedToolCall, *, card_configured: bool = False
+        self, who: Who, call: ResolvedToolCall, *, card_configured: bool = False
     ) -> PolicyDecision:
         """Whether the call needs a card, and the policies that say so."""
         facts = call_facts(call, card_configured=card_configured)
-        return self.engine.requires_card(Principal(user_role), facts)
+        return self.engine.requires_card(principal_of(who), facts)
 
-    def approvals_required(self, user_role: Role | None, call: ResolvedToolCall) -> int:
+    def approvals_required(self, who: Who, call: ResolvedToolCall) -> int:
         """How many people approve the call (`RequireSecondApprover`: two)."""
-        return self.engine.approvals_required(Principal(user_role), call_facts(call))
+        return self.engine.approvals_required(principal_of(who), call_facts(call))
 
 
 def call_facts(call: ResolvedToolCall, *, card_configured: bool = False) -> CallFacts:

@@ -11,8 +11,8 @@ from enum import StrEnum
 from sstools_agent.domain.catalog_types import EnvironmentSource, ToolSpec
 from sstools_agent.domain.context_affinity import AffinityVerdict, affinity_verdict
 from sstools_agent.domain.environments import Environment, EnvironmentRegistry
+from sstools_agent.domain.policy_engine import Who
 from sstools_agent.domain.role_policy import RolePolicy
-from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_catalog import ToolCatalog
 from sstools_agent.domain.ui_context import UIContext
 
@@ -73,14 +73,14 @@ class ToolSelector:
         self.environments = environments
         self.roles = roles or RolePolicy()
 
-    def select(self, user_role: Role | None, ui_context: UIContext | None) -> ToolSelection:
+    def select(self, who: Who, ui_context: UIContext | None) -> ToolSelection:
         """The tools to give the model: role first, then the page's affinity and environment."""
         page_env_id = ui_context.env_id if ui_context is not None else None
         page_environment = self.environments.get(page_env_id) if page_env_id else None
         offered: list[ToolSpec] = []
         removed: list[ToolRemoval] = []
         for spec in self.catalog:
-            if not self.roles.may_offer(user_role, spec, page_environment):
+            if not self.roles.may_offer(who, spec, page_environment):
                 removed.append(self._role_removal(spec, page_environment))
                 continue
             verdict = affinity_verdict(spec, ui_context)

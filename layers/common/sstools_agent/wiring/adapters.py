@@ -63,6 +63,7 @@ def user_verifier_from(settings: UserAuthSettings) -> UserTokenVerifier:
         issuer=settings.jwt_issuer,
         audience=settings.jwt_audience,
         roles_claim=settings.jwt_roles_claim,
+        groups_claim=settings.jwt_groups_claim,
     )
 
 
