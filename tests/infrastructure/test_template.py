@@ -718,6 +718,14 @@ def test_the_operational_alarms_watch_what_the_issue_names():
     assert (failed["Statistic"], failed["Threshold"]) == ("Sum", 1)
 
 
+def test_a_refused_policy_set_alarms_at_once_and_log_only_decisions_are_drawn():
+    refused = alarm_on(METRICS_NAMESPACE, "PolicySetsRefused", service="chat")
+    assert (refused["Statistic"], refused["Period"], refused["Threshold"]) == ("Sum", 300, 1)
+    assert refused["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    drawn = dashboard_metrics()
+    assert (METRICS_NAMESPACE, "LogOnlyDecisions", (("service", "chat"),)) in drawn
+
+
 def test_alarms_notify_the_topic_when_one_is_given_and_nobody_otherwise():
     parameter = load_template()["Parameters"]["AlarmTopicArn"]
     assert parameter["Default"] == ""

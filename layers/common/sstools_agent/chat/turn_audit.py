@@ -128,6 +128,16 @@ class TurnAudit:
         )
 
 
+def tried_log_only(event: ChatEvent) -> bool:
+    """Whether a log-only policy took part in the decision this event reports (the metric)."""
+    match event:
+        case PermissionDenied() | ToolEnd() | ToolError():
+            return bool(event.policy.get("trial"))
+        case ConfirmRequired():
+            return bool((event.decision.get("permission") or {}).get("trial"))
+    return False
+
+
 def policy_detail(permission: Mapping[str, Any]) -> dict[str, Any]:
     """What an audit record says of the policy's decision: the `@id`s of the policies that
     decided it (the card's too), and what log-only policies would have decided, if any took

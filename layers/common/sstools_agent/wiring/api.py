@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from sstools_agent.domain.policy_engine import PolicyEngine
 from sstools_agent.http.client_address import ClientAddresses
+from sstools_agent.http.observability import policy_set_refused
 from sstools_agent.rest.deps import ApiDeps
 from sstools_agent.rest.files import FilesApi
 from sstools_agent.rest.service import ServiceTokens
@@ -37,5 +40,5 @@ def build_api(settings: ApiSettings) -> ApiDeps:
         auth_failures=settings.auth_failure_sampler(),
         service_token_failures=settings.service_token_limiter(),
         client_addresses=ClientAddresses.trusting(settings.origin_verify_secret),
-        policy=PolicyEngine(policy_source_from(settings)),
+        policy=PolicyEngine(policy_source_from(settings, partial(policy_set_refused, "api"))),
     )

@@ -37,6 +37,7 @@ from sstools_agent.domain.ports import (
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import Embedder, ToolRouter
+from sstools_agent.http.observability import policy_set_refused
 from sstools_agent.settings import (
     DEFAULT_PREFETCH_TIMEOUT_S,
     DEFAULT_STREAM_COALESCE_S,
@@ -72,7 +73,9 @@ def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
         settings.environments(),
         confirm_reads=frozenset(settings.confirm_read_tools),
         sql_dialect=settings.sql_dialect,
-        engine=PolicyEngine(policy_source_from(settings)),
+        engine=PolicyEngine(
+            policy_source_from(settings, functools.partial(policy_set_refused, "chat"))
+        ),
     )
 
 
