@@ -56,15 +56,15 @@ class ListSink:
         self.records.append(record)
 
 
-def audit_of(events: list[ChatEvent]) -> list[AuditRecord]:
-    """The records the chat's turn audit writes for these streamed events."""
+def audit_of(events: list[ChatEvent], who: Any = None) -> list[AuditRecord]:
+    """The records the chat's turn audit writes for these streamed events (of `who`'s turn)."""
     sink = ListSink()
     turn = SimpleNamespace(
         journaled=set(), conversation=SimpleNamespace(owner="user", conversation_id="c")
     )
     recorder = SimpleNamespace(tool_calls={})
     for event in events:
-        TurnAudit(sink).streamed(turn, event, recorder)  # type: ignore[arg-type]
+        TurnAudit(sink).streamed(turn, event, recorder, who=who)  # type: ignore[arg-type]
     return sink.records
 
 
@@ -92,6 +92,14 @@ async def test_a_call_run_without_a_card_is_audited_with_the_policies_that_allow
     assert (record.kind, record.outcome) == ("tool_called", "succeeded")
     assert record.detail["policies"] == ["reads-for-every-role"]
     assert "log_only" not in record.detail
+    # and what policy saw of it, for `make policy-check` to replay
+    assert record.detail["call"] == {
+        "operation": "read",
+        "environment": "ss-dev",
+        "tier": "dev",
+        "role": "analyst",
+        "groups": [],
+    }
 
 
 async def test_a_log_only_policy_on_a_call_without_a_card_is_audited_and_changes_nothing(
@@ -112,12 +120,20 @@ async def test_a_policy_may_forbid_a_group_the_token_names(stack: AgentStack):
     policy = with_policies(stack, NO_DEPLOYS_FOR_CONTRACTORS)
     # Given an engineer whose token puts them in the group «contractors»
     events = await turn(stack, DEPLOY_TO_STAGING, "engineer", policy, groups=["contractors"])
+    who = stack.context("engineer", None, groups=["contractors"]).who
     # Then their deploy is refused by that policy, with no card
     types = [e.type for e in events]
     assert EventType.CONFIRM_REQUIRED not in types
-    (record,) = audit_of(events)
+    (record,) = audit_of(events, who)
     assert (record.kind, record.outcome) == ("tool_denied", "denied")
     assert record.detail["policies"] == ["no-deploys-for-contractors"]
+    assert record.detail["call"] == {
+        "operation": "write",
+        "environment": "staging",
+        "tier": "staging",
+        "role": "engineer",
+        "groups": ["contractors"],
+    }
     # While an engineer outside the group gets the card as before
     others = await turn(stack, DEPLOY_TO_STAGING, "engineer", policy)
     assert EventType.CONFIRM_REQUIRED in [e.type for e in others]

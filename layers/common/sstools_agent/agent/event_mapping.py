@@ -86,9 +86,8 @@ class EventMapper:
         event = artifact.get("event")
         if event == PERMISSION_DENIED:
             decision = artifact.get("decision") or {}
-            permission = decision.get("permission") or {}
-            policy = policy_record(permission)
-            required = permission.get("required_role")
+            policy = policy_record(decision)
+            required = (decision.get("permission") or {}).get("required_role")
             return [PermissionDenied(tool, required, call_id, decision.get("prompt", ""), policy)]
         if event == CANCELLED:
             args = artifact.get("args")

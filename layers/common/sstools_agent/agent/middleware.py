@@ -297,8 +297,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
             ran = await self._run(request, handler)
             if isinstance(ran, ToolMessage):
                 artifact = ran.artifact if isinstance(ran.artifact, dict) else {}
-                permission = verdict.to_payload()["permission"]
-                ran.artifact = {**artifact, POLICY: policy_record(permission)}
+                ran.artifact = {**artifact, POLICY: policy_record(verdict.to_payload())}
             return ran
         confirmed_request, decision = verdict
         result = await self._run_confirmed(confirmed_request, handler, decision)

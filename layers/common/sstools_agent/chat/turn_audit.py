@@ -23,7 +23,9 @@ from sstools_agent.domain.chat_events import (
 )
 from sstools_agent.domain.confirmations import Confirmation, ConfirmationEdit
 from sstools_agent.domain.conversations import TurnRecorder
+from sstools_agent.domain.guardrails import policy_record
 from sstools_agent.domain.plan_types import ChangePlan
+from sstools_agent.domain.policy_engine import Principal as PolicyPrincipal
 from sstools_agent.domain.ports import AuditSink
 from sstools_agent.domain.tool_routing import RoutingDecision
 
@@ -44,9 +46,17 @@ class TurnAudit:
     def __init__(self, sink: AuditSink) -> None:
         self.sink = sink
 
-    def streamed(self, turn: PreparedTurn, event: ChatEvent, recorder: TurnRecorder) -> None:
+    def streamed(
+        self,
+        turn: PreparedTurn,
+        event: ChatEvent,
+        recorder: TurnRecorder,
+        *,
+        who: PolicyPrincipal | None = None,
+    ) -> None:
         """Tool calls, denials and confirmation requests, as they stream (a confirmed call's
-        outcome is audited by its journal, once)."""
+        outcome is audited by its journal, once); `who`: the user as policy saw them (their
+        groups go into the record's `call`)."""
         if not isinstance(event, AUDITED_EVENTS) or event.tool_call_id in turn.journaled:
             return
         call = recorder.tool_calls.get(event.tool_call_id, {})
@@ -59,18 +69,19 @@ class TurnAudit:
         match event:
             case ToolError():
                 detail["code"] = event.code
-                detail |= policy_detail(event.policy)
+                detail |= policy_detail(event.policy, who)
             case ToolEnd():
-                detail |= policy_detail(event.policy)
+                detail |= policy_detail(event.policy, who)
             case PermissionDenied():
                 detail["required_role"] = event.required_role
-                detail |= policy_detail(event.policy)
+                detail |= policy_detail(event.policy, who)
             case ConfirmRequired():
+                card = (event.decision.get("permission") or {}).get("card_policies")
                 detail |= {
                     "confirmation_id": event.confirmation_id,
                     "risk": event.decision.get("risk"),
                     "environment": event.decision.get("environment"),
-                } | policy_detail(event.decision.get("permission") or {})
+                } | policy_detail({**policy_record(event.decision), "card_policies": card}, who)
         audit_kind, outcome = AUDITED[event.type]
         conversation = turn.conversation
         self.sink.emit(
@@ -138,17 +149,20 @@ def tried_log_only(event: ChatEvent) -> bool:
     return False
 
 
-def policy_detail(permission: Mapping[str, Any]) -> dict[str, Any]:
-    """What an audit record says of the policy's decision: the `@id`s of the policies that
-    decided it (the card's too), and what log-only policies would have decided, if any took
-    part (logged as well: the log-only metric filter counts those lines)."""
+def policy_detail(policy: Mapping[str, Any], who: PolicyPrincipal | None = None) -> dict[str, Any]:
+    """What an audit record says of the policy's decision (`guardrails.policy_record`): the
+    `@id`s of the policies that decided it (the card's too), what log-only policies would have
+    decided, if any took part (logged as well), and what policy saw of the call, with the
+    user's groups (`make policy-check` replays it)."""
     detail: dict[str, Any] = {
-        "policies": list(permission.get("policies") or ()),
-        "card_policies": list(permission.get("card_policies") or ()),
+        "policies": list(policy.get("policies") or ()),
+        "card_policies": list(policy.get("card_policies") or ()),
     }
-    if trial := permission.get("trial"):
+    if trial := policy.get("trial"):
         detail["log_only"] = trial
         logger.info("log-only policy decided", extra={"log_only": trial})
+    if seen := policy.get("call"):
+        detail["call"] = {**seen, "groups": list(who.groups) if who else []}
     return {k: v for k, v in detail.items() if v or k == "policies"}
 
 

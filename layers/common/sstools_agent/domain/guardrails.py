@@ -82,10 +82,19 @@ class GuardrailDecision:
         return payload
 
 
-def policy_record(permission: Mapping[str, Any]) -> dict[str, Any]:
-    """What a call's audit record takes from its permission payload: the policies that decided
-    it, and what log-only policies would have decided (when one took part)."""
-    return {k: permission[k] for k in ("policies", "trial") if permission.get(k) is not None}
+def policy_record(decision: Mapping[str, Any]) -> dict[str, Any]:
+    """What a call's audit record takes from its decision's payload: the policies that decided
+    it, what log-only policies would have decided (when one took part), and `call`, what policy
+    saw of it (`make policy-check` replays it; the user's groups are added by the audit)."""
+    permission = decision.get("permission") or {}
+    record = {k: permission[k] for k in ("policies", "trial") if permission.get(k) is not None}
+    record["call"] = {
+        "operation": decision.get("operation"),
+        "environment": decision.get("environment"),
+        "tier": decision.get("environment_tier"),
+        "role": permission.get("user_role"),
+    }
+    return record
 
 
 def _impact(call: ResolvedToolCall) -> str | None:
