@@ -267,10 +267,6 @@ def tier_environment(tier: EnvironmentTier) -> Environment:
     return Environment(tier.value, tier)
 
 
-def _entity(uid: dict[str, str], parents: Sequence[Any] = (), **attrs: str) -> dict[str, Any]:
-    return {"uid": uid, "attrs": attrs, "parents": list(parents)}
-
-
 def _uid(kind: str, entity_id: str) -> str:
     return f"{NAMESPACE}::{kind}::{json.dumps(entity_id)}"
 
