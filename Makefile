@@ -10,6 +10,7 @@ SAM_VENV := $(VENV)/sam
 SAM_STAMP := $(SAM_VENV)/.installed-stamp
 
 .PHONY: test lint typecheck unit docs eval run token lock clean bench web web-test schema chromium \
+	policy-check \
 	screenshots \
 	ag-ui-client gradio-client llvm-strip
 
@@ -120,6 +121,12 @@ eval: $(STAMP)
 run: $(STAMP) web
 	PYTHONPATH=layers/common:. $(BIN)/python -m local.run_stack
 
+## policy-check: the audited calls of the last DAYS days replayed against a candidate policy
+## set, e.g. `make policy-check POLICY=policy.cedar DAYS=7` (with the stage's variables)
+DAYS ?= 7
+policy-check: $(STAMP)
+	@PYTHONPATH=layers/common:. $(BIN)/python -m scripts.policy_check --policy $(POLICY) --days $(DAYS)
+
 ## token: print a demo user's JWT for scripts, e.g. `make -s token ROLE=admin`
 ROLE ?= engineer
 token: $(STAMP)
@@ -157,3 +164,4 @@ bench: $(STAMP) web/dist/index.html chromium
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.plan_cost
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.cold_start
 	PYTHONPATH=layers/common:. $(BIN)/python -m bench.cost
+	PYTHONPATH=layers/common:. $(BIN)/python -m bench.policy_decisions

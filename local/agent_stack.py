@@ -152,8 +152,14 @@ class AgentStack:
             plan_timeout_s=self.settings.plan_timeout_s,
         )
 
-    def context(self, role: str, ui_context: dict[str, Any] | None) -> AgentRunContext:
-        token = self._users.issue(DEMO_USERS[role], 600, {"roles": [role]}).token
+    def context(
+        self, role: str, ui_context: dict[str, Any] | None, groups: Sequence[str] = ()
+    ) -> AgentRunContext:
+        """A demo user's run context; `groups`: the groups their token names."""
+        claims: dict[str, Any] = {"roles": [role]}
+        if groups:
+            claims[self.settings.jwt_groups_claim] = list(groups)
+        token = self._users.issue(DEMO_USERS[role], 600, claims).token
         principal = user_verifier_from(self.settings).verify(token)
         parsed: UIContext | None = None
         if ui_context is not None:

@@ -203,7 +203,9 @@ class StackNames:
         for logical_id, resource in self.cloudformation.items():
             properties = resource.get("Properties", {})
             if resource["Type"] == "AWS::IAM::Role":
-                documents = [p["PolicyDocument"] for p in properties.get("Policies", [])]
+                # (a policy under a condition, `Fn::If`, is there or not as the parameters say)
+                policies = self.resolve(properties.get("Policies", []))
+                documents = [p["PolicyDocument"] for p in policies]
             elif resource["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
                 documents = [properties["PolicyDocument"]]
             else:
@@ -223,11 +225,12 @@ class StackNames:
         (SAM names the role's policies `<role>Policy<index in Policies>`)."""
         declared = self.template["Resources"][holder]["Properties"].get("Policies", [])
         found = []
-        for policy in self.resource(role_id)["Properties"].get("Policies", []):
+        for policy in self.resolve(self.resource(role_id)["Properties"].get("Policies", [])):
             suffix = policy["PolicyName"].removeprefix(role_id)
             if suffix.removeprefix("Policy").isdigit():
                 index = int(suffix.removeprefix("Policy"))
-                origin = next(iter(declared[index]))  # a SAM policy template's name, or Statement
+                # a SAM policy template's name, or Statement (the chosen branch of an `Fn::If`)
+                origin = next(iter(self.resolve(declared[index])))
                 where = f"{holder}.Policies[{index}] {origin}"
             else:  # SAM's own, for a function property (DeadLetterQueue: `…DeadLetterQueuePolicy`)
                 origin = where = f"{holder}.{suffix}"

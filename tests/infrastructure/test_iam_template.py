@@ -55,3 +55,24 @@ def test_sam_policy_templates_are_expanded_and_intrinsics_resolved():
     assert decide(statements["AuditFunction"], "dynamodb:PutItem", audit).allowed
     assert not decide(statements["AuditFunction"], "dynamodb:PutItem", conversations).allowed
     assert not decide(statements["AuditFunction"], "dynamodb:GetItem", audit).allowed
+
+
+POLICY_OBJECT = "arn:aws:s3:::team-policies/agent/policy.cedar"
+
+
+def test_the_functions_that_decide_may_read_the_policy_object_and_nothing_else_of_its_bucket():
+    # Given a stage whose team keeps its policy set in S3
+    configured = StackNames(
+        overrides={"PolicyBucket": "team-policies", "PolicyObjectKey": "agent/policy.cedar"}
+    ).role_statements()
+    # Then the chat and the REST API may read that object, not another of the bucket
+    for function in ("ChatFunction", "ApiFunction"):
+        assert decide(configured[function], "s3:GetObject", POLICY_OBJECT).allowed, function
+        other = "arn:aws:s3:::team-policies/agent/other.cedar"
+        assert not decide(configured[function], "s3:GetObject", other).allowed, function
+        assert not decide(configured[function], "s3:PutObject", POLICY_OBJECT).allowed
+    # And the expiry function, which decides nothing, may not; without a bucket nobody may
+    assert not decide(configured["ExpiryFunction"], "s3:GetObject", POLICY_OBJECT).allowed
+    shipped = names().role_statements()
+    anywhere = "arn:aws:s3:::/policy.cedar"
+    assert not any(decide(found, "s3:GetObject", anywhere).allowed for found in shipped.values())

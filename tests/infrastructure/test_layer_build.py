@@ -53,6 +53,13 @@ def test_the_core_layer_holds_none_of_the_agent():
     assert {"pydantic", "boto3", "fastapi", "mangum", "aws-lambda-powertools"} <= set(core)
 
 
+def test_the_core_layer_ships_the_time_zones_a_change_window_names():
+    # zoneinfo reads the system's /usr/share/zoneinfo first and the tzdata package after it;
+    # Lambda's Amazon Linux 2023 runtimes are minimal images whose time zone database is not
+    # promised, and a window in a zone zoneinfo cannot find refuses the whole policy set
+    assert "tzdata" in contents(LAYERS["core"])
+
+
 def test_the_chat_layer_ships_no_provider_a_configuration_may_leave_out():
     chat = contents(LAYERS["chat"])
     agent = {"langchain", "langgraph", "langchain-aws", "sqlglot", "uvloop", "httptools"}

@@ -416,13 +416,11 @@ ATTACHMENT_FUNCTIONS = ["ChatFunction", "ApiFunction"]
 
 
 def role_statements(function: str) -> list[dict[str, Any]]:
-    """Every statement of a function's role, its SAM policy templates expanded."""
+    """Every statement of a function's role, its SAM policy templates expanded (a policy under
+    a condition, `Fn::If`, as if it held)."""
     role = resource(resource(function)["Role"]["Fn::GetAtt"][0])
-    return [
-        statement
-        for policy in role.get("Policies", [])
-        for statement in policy["PolicyDocument"]["Statement"]
-    ]
+    policies = [p["Fn::If"][1] if "Fn::If" in p else p for p in role.get("Policies", [])]
+    return [statement for policy in policies for statement in policy["PolicyDocument"]["Statement"]]
 
 
 def granted(function: str, action: str) -> list[Any]:
@@ -718,6 +716,14 @@ def test_the_operational_alarms_watch_what_the_issue_names():
     machine = {"Ref": "ConfirmationStateMachine"}
     failed = alarm_on("AWS/States", "ExecutionsFailed", StateMachineArn=machine)
     assert (failed["Statistic"], failed["Threshold"]) == ("Sum", 1)
+
+
+def test_a_refused_policy_set_alarms_at_once_and_log_only_decisions_are_drawn():
+    refused = alarm_on(METRICS_NAMESPACE, "PolicySetsRefused", service="chat")
+    assert (refused["Statistic"], refused["Period"], refused["Threshold"]) == ("Sum", 300, 1)
+    assert refused["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    drawn = dashboard_metrics()
+    assert (METRICS_NAMESPACE, "LogOnlyDecisions", (("service", "chat"),)) in drawn
 
 
 def test_alarms_notify_the_topic_when_one_is_given_and_nobody_otherwise():

@@ -280,7 +280,7 @@ async def test_each_write_reads_its_plan_from_the_upstream_in_words(
     context = stack.context("admin", None)
     # When the plan of the write is read, as before its card
     plan = await stack.agent().plans.read(
-        tool, args, env_id, role=context.role, credentials=context.credentials
+        tool, args, env_id, who=context.who, credentials=context.credentials
     )
     # Then it was read, says what is there now and what the call will do, in words
     assert plan is not None

@@ -9,7 +9,8 @@ each is then decided against that principal's statements, resolved from the SAM-
 template (local/iam_template.py) by an offline evaluator (local/iam_policy.py).
 
 The paths: a read turn and a follow-up, a card confirmed, one denied, one left to expire (told by
-the expiry function), a cancel, a file attached and downloaded, a tool output too large for the
+the expiry function), the team's policy object read as the chat and the REST API start, a
+cancel, a file attached and downloaded, a tool output too large for the
 history read back, the REST conversations, history, archive and environments, the service token
 and its JWKS, and the audit of all of it delivered.
 """
@@ -41,6 +42,7 @@ from local.iam_calls import IamCallTrace, LocalNames
 from local.iam_policy import Statement, decide
 from local.iam_template import StackNames
 from local.servers import serve
+from sstools_agent.domain.cedar_policy import shipped_policy_text
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
 from sstools_agent.wiring.audit import build_audit
@@ -64,6 +66,7 @@ SEARCH = {
     "ui_context": {"contextVersion": 1, "envId": "ss-dev", "route": "/dashboards"},
 }
 EXPIRING_CARDS = "X-Test-Expiring-Cards"
+POLICY_OBJECT = {"PolicyBucket": "team-policies", "PolicyObjectKey": "sstools-agent/policy.cedar"}
 OFFLOADED = (
     "a checkpoint over 350 KB is offloaded to the bucket, put with its expiry tag; the paths"
     " here write small ones"
@@ -281,17 +284,35 @@ def key_ids(settings: Settings) -> dict[str, str]:
     }
 
 
+def team_policy_object(settings: Settings) -> None:
+    """The team's policy set in its own versioned bucket (the stack names it, does not own it)."""
+    s3 = boto3.client("s3", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    bucket = POLICY_OBJECT["PolicyBucket"]
+    s3.create_bucket(
+        Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": settings.aws_region}
+    )
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object(
+        Bucket=bucket, Key=POLICY_OBJECT["PolicyObjectKey"], Body=shipped_policy_text().encode()
+    )
+
+
 @pytest.fixture(scope="module")
 def observed(stack_settings: Settings, upstream_server: SampleUpstream) -> Observed:
-    names = StackNames()
+    names = StackNames(overrides=POLICY_OBJECT)
     settings = stack_settings.model_copy(
         update={
             "upstream_base_url": upstream_server.base_url,
             "tool_routing": "keywords",  # no embeddings to load: routing is not what is checked
             "tool_timeout_s": 60.0,  # the large outputs' turn must not time out on a busy machine
             "service_token_url_parameter": names.name("ServiceTokenUrlParameter"),
+            # the chat and the REST API read the team's policy set (the expiry function: the
+            # template gives it no bucket, it decides nothing)
+            "policy_bucket": POLICY_OBJECT["PolicyBucket"],
+            "policy_object_key": POLICY_OBJECT["PolicyObjectKey"],
         }
     )
+    team_policy_object(settings)
     trace = IamCallTrace(LocalNames(names, key_ids(settings), settings.aws_region))
     upstream_server.reset()
     with trace.installed(), ExitStack() as running:
@@ -303,7 +324,7 @@ def observed(stack_settings: Settings, upstream_server: SampleUpstream) -> Obser
             chat = build_chat(settings)
             chat.agent()
         with trace.building("ExpiryFunction"):
-            expiry = build_chat(settings, routed=False)
+            expiry = build_chat(settings.model_copy(update={"policy_bucket": None}), routed=False)
             expiry.agent()
         with trace.building("AuditFunction"):
             patch = running.enter_context(pytest.MonkeyPatch.context())

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import boto3
 import pytest
 
 from functions.expiry.app import create_handler
@@ -22,6 +23,7 @@ from local.agent_stack import AgentStack
 from local.fault_injection import Fault, FaultKind
 from local.sam_template import load_template
 from sstools_agent.chat.expired_cards import ExpiryTold
+from sstools_agent.domain.cedar_policy import shipped_policy_text
 from sstools_agent.http.observability import METRICS_NAMESPACE, MetricName
 from sstools_agent.wiring.chat import build_chat
 from tests.support.chat_http import confirmation_item, wait_for
@@ -187,3 +189,61 @@ async def test_an_expiry_event_about_a_card_not_expired_counts_nothing(
     answer = await asyncio.to_thread(handler, expiry_event("no-such-card"), LambdaInvocation())
     assert answer["told"] == ExpiryTold.NOT_EXPIRED
     assert values_of(emitted(capsys.readouterr().out), MetricName.CONFIRMATIONS_EXPIRED) == []
+
+
+TRIAL_FORBID_EVERY_TOOL = """
+@id("trial-nothing-at-all")
+@mode("log_only")
+forbid (principal, action in SsTools::Action::"tool", resource);
+"""
+
+
+@pytest.fixture
+def policy_bucket(stack: AgentStack) -> Callable[[str], AgentStack]:
+    """A stack whose functions read their policy set from an S3 object holding `text`."""
+    settings = stack.settings
+    s3 = boto3.client("s3", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    bucket = f"policies-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(
+        Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": settings.aws_region}
+    )
+
+    def with_policy(text: str) -> AgentStack:
+        s3.put_object(Bucket=bucket, Key="policy.cedar", Body=text.encode())
+        update = {"policy_bucket": bucket, "policy_object_key": "policy.cedar"}
+        return AgentStack(settings.model_copy(update=update), stack.upstream)
+
+    return with_policy
+
+
+async def test_a_refused_policy_set_counts_one_and_its_alarm_watches_it(
+    policy_bucket: Callable[[str], AgentStack], capsys: pytest.CaptureFixture[str]
+):
+    # Given a stage whose policy object fails validation (a tool name misspelt)
+    stack = policy_bucket(
+        '@id("typo")\npermit (principal, action == SsTools::Action::"nope", resource);'
+    )
+    capsys.readouterr()
+    # When the chat function starts
+    build_chat(stack.settings).agent()
+    # Then one refusal is counted, in the chat's service (the shipped set decides meanwhile)
+    (refused,) = values_of(emitted(capsys.readouterr().out), MetricName.POLICY_SETS_REFUSED)
+    assert refused == Datapoint(METRICS_NAMESPACE, "PolicySetsRefused", {"service": "chat"}, 1)
+    assert watched(refused)
+
+
+async def test_a_log_only_decision_is_counted_with_the_turn(
+    policy_bucket: Callable[[str], AgentStack], capsys: pytest.CaptureFixture[str]
+):
+    # Given a policy set with a log-only forbid of every tool
+    stack = policy_bucket(shipped_policy_text() + TRIAL_FORBID_EVERY_TOOL)
+    for chat in make_chat(stack):
+        capsys.readouterr()
+        # When a question needs one read
+        status, events, _ = await post_stream(chat, QUESTION)
+        # Then the read ran (the policy is log-only), and the turn counts one log-only decision
+        assert status == 200
+        assert [e.type for e in events].count("tool_end") == 1
+        points = emitted(capsys.readouterr().out)
+        (trials,) = values_of(points, MetricName.LOG_ONLY_DECISIONS)
+        assert trials == Datapoint(METRICS_NAMESPACE, "LogOnlyDecisions", {"service": "chat"}, 1)

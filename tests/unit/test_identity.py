@@ -90,6 +90,21 @@ def test_absent_one_or_several_roles_are_read_as_such(hs_issuer, hs_verifier, cl
     assert hs_verifier.verify(hs_issuer.issue("u", 60, extra).token).roles == roles
 
 
+@pytest.mark.parametrize(
+    ("claim", "groups"),
+    [(None, ()), ("sre", ("sre",)), (["sre", "contractors"], ("sre", "contractors"))],
+)
+def test_the_groups_a_token_names_are_read(hs_issuer, hs_verifier, claim, groups):
+    extra = {"roles": "engineer"} | ({} if claim is None else {"groups": claim})
+    assert hs_verifier.verify(hs_issuer.issue("u", 60, extra).token).groups == groups
+
+
+def test_a_malformed_groups_claim_is_an_authentication_failure(hs_issuer, hs_verifier):
+    token = hs_issuer.issue("mallory", 60, {"roles": "admin", "groups": {"sre": True}}).token
+    with pytest.raises(AuthenticationError, match="malformed groups claim"):
+        hs_verifier.verify(token)
+
+
 def test_unknown_roles_give_no_role(hs_issuer, hs_verifier):
     principal = hs_verifier.verify(hs_issuer.issue("x", 60, {"roles": ["superuser"]}).token)
     assert principal.role is None

@@ -35,6 +35,7 @@ from sstools_agent.domain.catalog_types import (
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS, EnvironmentRegistry
 from sstools_agent.domain.identity import DEFAULT_SERVICE_TOKEN_TTL_S
+from sstools_agent.domain.policy_loading import DEFAULT_POLICY_OBJECT_KEY
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 
 LOCAL_HS256_SECRET = "local-development-secret-not-for-deployment-0123456789"  # noqa: S105
@@ -110,6 +111,8 @@ class UserAuthSettings(FunctionSettings):
     jwt_issuer: str = "ss-tools"
     jwt_audience: str = "ss-tools-agent"
     jwt_roles_claim: str = "roles"
+    jwt_groups_claim: str = "groups"
+    """The claim naming the user's groups (a string or a list), which policies may name."""
     jwt_jwks_url: str | None = None
     jwt_hs256_secret: SecretStr = SecretStr(LOCAL_HS256_SECRET)
     auth_failure_audit_per_source: int = Field(default=DEFAULT_AUDIT_PER_SOURCE, ge=0)
@@ -191,6 +194,20 @@ class AuditTableSettings(AwsSettings):
     """The append-only audit table (the audit function writes it)."""
 
     audit_table: str = "AuditTable"
+
+
+class PolicyObjectSettings(AwsSettings):
+    """Where the team keeps its Cedar policy set (docs/policy.md, "Loading")."""
+
+    policy_bucket: str | None = None
+    """The bucket of the team's versioned policy object (template.yaml `PolicyBucket`); unset
+    or empty: the shipped policy set decides."""
+    policy_object_key: str = DEFAULT_POLICY_OBJECT_KEY
+
+    @field_validator("policy_bucket", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return value or None
 
 
 class SecretsSettings(AwsSettings):
@@ -326,6 +343,7 @@ class ChatSettings(
     AuditSettings,
     ServiceTokenClientSettings,
     OriginCheckSettings,
+    PolicyObjectSettings,
 ):
     """The chat function's configuration."""
 
@@ -340,6 +358,7 @@ class ApiSettings(
     AuditSettings,
     ServiceTokenIssuerSettings,
     OriginCheckSettings,
+    PolicyObjectSettings,
 ):
     """The REST API function's configuration."""
 

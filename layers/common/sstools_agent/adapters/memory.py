@@ -40,6 +40,7 @@ from sstools_agent.domain.conversations import (
     turn_refusal,
 )
 from sstools_agent.domain.gradio_queue import RUNNING_FOR_S, GradioTurnState, QueuedTurn
+from sstools_agent.domain.policy_loading import PolicyObject, PolicyObjectUnreadable
 from sstools_agent.domain.ports import BlobStoreError, StoredEvent
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
@@ -634,3 +635,26 @@ class InMemoryToolRunner:
         self.calls.append(call)
         output = {"id": 10, "title": "Продажи", "status": "ok", "tool": call.spec.name}
         return ToolCallOutcome(output, 200, 1, 0.0)
+
+
+class InMemoryPolicyReader:
+    """`domain.ports.PolicyObjectReader` over a text a test sets; each `put` is a new version,
+    and `unreadable` makes the next reads fail as a missing object would."""
+
+    def __init__(self, text: str | None = None) -> None:
+        self._object: PolicyObject | None = None
+        self._versions = 0
+        self.unreadable = False
+        self.reads = 0
+        if text is not None:
+            self.put(text)
+
+    def put(self, text: str) -> None:
+        self._versions += 1
+        self._object = PolicyObject(text, f"v{self._versions}")
+
+    def read(self) -> PolicyObject:
+        self.reads += 1
+        if self.unreadable or self._object is None:
+            raise PolicyObjectUnreadable("no policy object")
+        return self._object

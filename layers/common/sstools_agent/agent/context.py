@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from sstools_agent.agent.prefetch import PrefetchedObject
 from sstools_agent.domain.confirmations import ExecutionState
 from sstools_agent.domain.identity import Principal
+from sstools_agent.domain.policy_engine import Principal as PolicyPrincipal
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_routing import RoutingDecision
 from sstools_agent.domain.tool_runs import UpstreamCredentials
@@ -58,6 +59,11 @@ class AgentRunContext:
     def role(self) -> Role | None:
         """The user's role for the policy."""
         return self.principal.role
+
+    @property
+    def who(self) -> PolicyPrincipal:
+        """Who asks, as policy sees them: the role, the token's groups and its subject."""
+        return PolicyPrincipal(self.principal.role, self.principal.groups, self.principal.subject)
 
     @property
     def credentials(self) -> UpstreamCredentials:

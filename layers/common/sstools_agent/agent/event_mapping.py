@@ -15,7 +15,12 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 from langgraph.types import Interrupt
 
 from sstools_agent.agent.interrupts import ConfirmationInterrupt
-from sstools_agent.agent.middleware import CANCELLED, PERMISSION_DENIED, ModelUnavailableError
+from sstools_agent.agent.middleware import (
+    CANCELLED,
+    PERMISSION_DENIED,
+    POLICY,
+    ModelUnavailableError,
+)
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmRequired,
@@ -29,6 +34,7 @@ from sstools_agent.domain.chat_events import (
 )
 from sstools_agent.domain.confirmation_outcomes import cancellation_text
 from sstools_agent.domain.errors import ErrorCode
+from sstools_agent.domain.guardrails import policy_record
 
 logger = logging.getLogger(__name__)
 MODEL_NODE: Final = "model"
@@ -80,16 +86,19 @@ class EventMapper:
         event = artifact.get("event")
         if event == PERMISSION_DENIED:
             decision = artifact.get("decision") or {}
+            policy = policy_record(decision)
             required = (decision.get("permission") or {}).get("required_role")
-            return [PermissionDenied(tool, required, call_id, decision.get("prompt", ""))]
+            return [PermissionDenied(tool, required, call_id, decision.get("prompt", ""), policy)]
         if event == CANCELLED:
             args = artifact.get("args")
             reason = str(artifact.get("reason", ""))
             return [Text(cancellation_text(tool, reason, args if isinstance(args, dict) else None))]
+        ran = artifact.get(POLICY) or {}
         if message.status == "error":
             code = ErrorCode(artifact.get("code", ErrorCode.TOOL_FAILURE))
-            return [ToolError(tool, _text(message.content), call_id, code)]
-        return [ToolEnd(tool, artifact.get("output", _text(message.content)), call_id)]
+            return [ToolError(tool, _text(message.content), call_id, code, policy=ran)]
+        output = artifact.get("output", _text(message.content))
+        return [ToolEnd(tool, output, call_id, policy=ran)]
 
     def on_interrupt(self, pending: Interrupt) -> ConfirmRequired:
         """The card of a pending interrupt."""

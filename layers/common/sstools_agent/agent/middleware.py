@@ -28,7 +28,7 @@ from sstools_agent.agent.interrupts import ConfirmationAnswer, ConfirmationInter
 from sstools_agent.agent.prompts import system_prompt
 from sstools_agent.domain.confirmations import ExecutionState, fingerprint
 from sstools_agent.domain.errors import ErrorCode
-from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again
+from sstools_agent.domain.guardrails import GuardrailDecision, edit_asks_again, policy_record
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_runs import ToolCallFailed
@@ -38,6 +38,9 @@ PERMISSION_DENIED: Final = "permission_denied"
 CANCELLED: Final = "cancelled"
 FAILED: Final = "failed"
 EDITED_ARGS: Final = "edited_args"
+POLICY: Final = "policy"
+"""The artifact key of a call run without a card: the policies that allowed it (and a log-only
+trial), for its `tool_called` record (a card's call is audited with its card)."""
 """`artifact[EDITED_ARGS]`: the arguments a call confirmed with edits was confirmed with. The
 model is told of them when it reads the message (`with_edit_notes`); the message's content, the
 text the user is shown and the history keeps, stays the outcome alone."""
@@ -129,7 +132,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         shows this turn's images and PDFs (`AgentRunContext.file_blocks`) and the edits calls
         were confirmed with."""
         context = request.runtime.context
-        selection = self.policy.select_tools(context.role, context.ui_context)
+        selection = self.policy.select_tools(context.who, context.ui_context)
         tools = [t for t in request.tools if selection.offers(getattr(t, "name", ""))]
         if context.routing is not None:  # the router only narrows what the policy allows
             routed = set(context.routing.offered)
@@ -152,7 +155,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         """The call's decision, or a refusal: bad arguments, no permission, not on this page."""
         name, args = request.tool_call["name"], request.tool_call["args"]
         try:
-            decision = self.policy.evaluate(context.role, name, args, context.ui_context)
+            decision = self.policy.evaluate(context.who, name, args, context.ui_context)
         except InvalidToolCall as invalid:
             return _refusal(
                 request,
@@ -160,13 +163,18 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
                 {"event": FAILED, "code": invalid.code.value},
             )
         if not decision.permission.allowed:
+            tell = (
+                f"Tell the user: {decision.permission.notice}"
+                if decision.permission.notice
+                else "Tell the user which role is required"
+            )
             return _refusal(
                 request,
                 f"PERMISSION_DENIED: {decision.permission.reason}. The tool was not run. "
-                "Tell the user which role is required; do not retry.",
+                f"{tell}; do not retry.",
                 {"event": PERMISSION_DENIED, "decision": decision.to_payload()},
             )
-        if not self.policy.select_tools(context.role, context.ui_context).offers(name):
+        if not self.policy.select_tools(context.who, context.ui_context).offers(name):
             return _refusal(
                 request,
                 f"{name} is not available on this page; the tool was not run.",
@@ -176,13 +184,14 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
 
     def _gate(
         self, request: ToolCallRequest
-    ) -> ToolMessage | tuple[ToolCallRequest, GuardrailDecision] | None:
+    ) -> ToolMessage | tuple[ToolCallRequest, GuardrailDecision] | GuardrailDecision:
         """A refusal for a call that must not run now; the call the user just confirmed (with
-        the arguments they confirmed) and its decision; None for a call that may run without."""
+        the arguments they confirmed) and its decision; the decision alone for a call that may
+        run without a card."""
         context = cast(AgentRunContext, request.runtime.context)
         decision = self._checked(request, context)
         if isinstance(decision, ToolMessage) or not decision.requires_confirmation:
-            return decision if isinstance(decision, ToolMessage) else None
+            return decision
         name, args = request.tool_call["name"], request.tool_call["args"]
         earlier = self._earlier_card(request, context)
         if earlier is not None:
@@ -239,7 +248,7 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
                     return None
                 try:
                     sibling = self.policy.evaluate(
-                        context.role, call["name"], call["args"], context.ui_context
+                        context.who, call["name"], call["args"], context.ui_context
                     )
                 except InvalidToolCall:
                     continue
@@ -284,8 +293,12 @@ class PolicyMiddleware(AgentMiddleware[AgentState[Any], AgentRunContext]):
         verdict = self._gate(request)
         if isinstance(verdict, ToolMessage):
             return verdict
-        if verdict is None:
-            return await self._run(request, handler)
+        if isinstance(verdict, GuardrailDecision):
+            ran = await self._run(request, handler)
+            if isinstance(ran, ToolMessage):
+                artifact = ran.artifact if isinstance(ran.artifact, dict) else {}
+                ran.artifact = {**artifact, POLICY: policy_record(verdict.to_payload())}
+            return ran
         confirmed_request, decision = verdict
         result = await self._run_confirmed(confirmed_request, handler, decision)
         edited_args = confirmed_request.tool_call["args"]

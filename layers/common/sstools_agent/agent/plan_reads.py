@@ -19,8 +19,8 @@ from sstools_agent.domain.catalog_types import DEFAULT_SQL_DIALECT, Operation
 from sstools_agent.domain.change_plans import plan_reads, unread_plan, written_plan
 from sstools_agent.domain.errors import ErrorCode
 from sstools_agent.domain.plan_types import ChangePlan, PlanRead
+from sstools_agent.domain.policy_engine import Who
 from sstools_agent.domain.ports import ToolRunner
-from sstools_agent.domain.roles import Role
 from sstools_agent.domain.sql_classifier import classify_sql
 from sstools_agent.domain.tool_calls import ResolvedToolCall
 from sstools_agent.domain.tool_policy import ToolPolicy
@@ -56,7 +56,7 @@ class PlanReader:
         args: Mapping[str, Any],
         environment: str | None,
         *,
-        role: Role | None,
+        who: Who,
         credentials: UpstreamCredentials,
         request_id: str | None = None,
     ) -> ChangePlan | None:
@@ -68,7 +68,7 @@ class PlanReader:
         arguments = spec.args_model.model_validate(dict(args)).model_dump(mode="json")
         reads = plan_reads(spec.plan, arguments, environment)
         outputs = await asyncio.gather(
-            *(self._read(each, role, credentials, request_id) for each in reads),
+            *(self._read(each, who, credentials, request_id) for each in reads),
             return_exceptions=True,
         )
         for output in outputs:
@@ -86,7 +86,7 @@ class PlanReader:
     async def _read(
         self,
         read: PlanRead,
-        role: Role | None,
+        who: Who,
         credentials: UpstreamCredentials,
         request_id: str | None,
     ) -> Any:
@@ -105,7 +105,7 @@ class PlanReader:
             raise _Unreadable(f"{read.tool} здесь не чтение")
         args = spec.args_model.model_validate(read.args)
         call = ResolvedToolCall(spec, args, environment, Operation.READ, sql)
-        if not self.policy.roles.check(role, call).allowed:
+        if not self.policy.roles.check(who, call).allowed:
             where = f"окружение {read.env_id}" if read.env_id else "эти данные"
             raise _Unreadable(f"у вас нет права читать {where}")
         outcome = await self.upstream.call(call, credentials, request_id, timeout_s=self.timeout_s)

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
+from sstools_agent.domain.policy_engine import Who
 from sstools_agent.domain.ports import ToolRunner
-from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import InvalidToolCall
 from sstools_agent.domain.tool_output_summary import summarise_tool_output
 from sstools_agent.domain.tool_policy import ToolPolicy
@@ -44,7 +44,7 @@ class PrefetchedObject:
 async def prefetch_object(
     policy: ToolPolicy,
     upstream: ToolRunner,
-    role: Role | None,
+    who: Who,
     ui_context: UIContext | None,
     credentials: UpstreamCredentials,
     *,
@@ -61,7 +61,7 @@ async def prefetch_object(
     tool, args = reader.name, reader.describes.arguments(int(ui_context.object_id))
     started = time.perf_counter()
     try:
-        decision = policy.evaluate(role, tool, args, ui_context)
+        decision = policy.evaluate(who, tool, args, ui_context)
         call = policy.resolve(tool, args, ui_context)
         if call is None or not decision.permission.allowed or decision.requires_confirmation:
             return None

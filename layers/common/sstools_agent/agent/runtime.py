@@ -229,7 +229,7 @@ class ChatAgent:
         return await prefetch_object(
             self.policy,
             self.upstream,
-            context.role,
+            context.who,
             context.ui_context,
             context.credentials,
             timeout_s=timeout_s,
@@ -250,7 +250,7 @@ class ChatAgent:
             card.tool,
             card.args,
             None if environment is None else str(environment),
-            role=context.role,
+            who=context.who,
             credentials=context.credentials,
             request_id=context.request_id,
         )
@@ -279,7 +279,7 @@ class ChatAgent:
     async def _route(
         self, router: ToolRouter, message: str, context: AgentRunContext
     ) -> RoutingDecision:
-        selection = self.policy.select_tools(context.role, context.ui_context)
+        selection = self.policy.select_tools(context.who, context.ui_context)
         page = context.ui_context
         return await asyncio.to_thread(
             router.route,

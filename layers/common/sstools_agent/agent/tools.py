@@ -72,7 +72,7 @@ def _upstream_tool(
 def _capabilities_tool(spec: ToolSpec, policy: ToolPolicy, budget: int) -> BaseTool:
     async def run(**arguments: Any) -> ToolResult:
         context = get_runtime(AgentRunContext).context
-        selection = policy.select_tools(context.role, context.ui_context)
+        selection = policy.select_tools(context.who, context.ui_context)
         tools = [
             {"name": s.name, "description": s.description, "operation": s.operation.value}
             for s in selection.offered

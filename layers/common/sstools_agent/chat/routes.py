@@ -24,6 +24,7 @@ from sstools_agent.chat.gradio_turns import GradioTurns
 from sstools_agent.chat.pacing import Frame, paced
 from sstools_agent.chat.request import CancelBody, ChatRequestBody
 from sstools_agent.chat.service import ChatService, OpenedTurn
+from sstools_agent.chat.turn_audit import tried_log_only
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.chat_events import EventType
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
@@ -112,7 +113,7 @@ class ChatRouteDeps:
         (a replay's tool calls were counted when they ran, so it counts none)."""
         started = time.perf_counter()
         first_event_s: float | None = None
-        tool_calls = tool_failures = 0
+        tool_calls = tool_failures = log_only = 0
         try:
             async with CHAT_OBSERVABILITY.subsegment("stream_turn"):
                 async for event_id, event in self.service.events(opened):
@@ -120,6 +121,7 @@ class ChatRouteDeps:
                         first_event_s = time.perf_counter() - started
                     tool_calls += event.type is EventType.TOOL_START
                     tool_failures += event.type is EventType.TOOL_ERROR
+                    log_only += tried_log_only(event)
                     if data := encoder.frame(event_id, event):
                         yield data, event.type is not EventType.STREAM_TOKEN
                 if (tail := encoder.close()) is not None:
@@ -132,6 +134,7 @@ class ChatRouteDeps:
             if not opened.replays:
                 metrics.add_metric(MetricName.TOOL_CALLS, MetricUnit.Count, tool_calls)
                 metrics.add_metric(MetricName.TOOL_FAILURES, MetricUnit.Count, tool_failures)
+                metrics.add_metric(MetricName.LOG_ONLY_DECISIONS, MetricUnit.Count, log_only)
             metrics.flush_metrics()
 
 

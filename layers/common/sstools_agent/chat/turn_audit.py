@@ -6,6 +6,7 @@ because the world changed since its card. A confirmed call's outcome is audited 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, Final
 
 from sstools_agent.agent.context import AgentRunContext
@@ -22,7 +23,9 @@ from sstools_agent.domain.chat_events import (
 )
 from sstools_agent.domain.confirmations import Confirmation, ConfirmationEdit
 from sstools_agent.domain.conversations import TurnRecorder
+from sstools_agent.domain.guardrails import policy_record
 from sstools_agent.domain.plan_types import ChangePlan
+from sstools_agent.domain.policy_engine import Principal as PolicyPrincipal
 from sstools_agent.domain.ports import AuditSink
 from sstools_agent.domain.tool_routing import RoutingDecision
 
@@ -43,9 +46,17 @@ class TurnAudit:
     def __init__(self, sink: AuditSink) -> None:
         self.sink = sink
 
-    def streamed(self, turn: PreparedTurn, event: ChatEvent, recorder: TurnRecorder) -> None:
+    def streamed(
+        self,
+        turn: PreparedTurn,
+        event: ChatEvent,
+        recorder: TurnRecorder,
+        *,
+        who: PolicyPrincipal | None = None,
+    ) -> None:
         """Tool calls, denials and confirmation requests, as they stream (a confirmed call's
-        outcome is audited by its journal, once)."""
+        outcome is audited by its journal, once); `who`: the user as policy saw them (their
+        groups go into the record's `call`)."""
         if not isinstance(event, AUDITED_EVENTS) or event.tool_call_id in turn.journaled:
             return
         call = recorder.tool_calls.get(event.tool_call_id, {})
@@ -58,14 +69,19 @@ class TurnAudit:
         match event:
             case ToolError():
                 detail["code"] = event.code
+                detail |= policy_detail(event.policy, who)
+            case ToolEnd():
+                detail |= policy_detail(event.policy, who)
             case PermissionDenied():
                 detail["required_role"] = event.required_role
+                detail |= policy_detail(event.policy, who)
             case ConfirmRequired():
+                card = (event.decision.get("permission") or {}).get("card_policies")
                 detail |= {
                     "confirmation_id": event.confirmation_id,
                     "risk": event.decision.get("risk"),
                     "environment": event.decision.get("environment"),
-                }
+                } | policy_detail({**policy_record(event.decision), "card_policies": card}, who)
         audit_kind, outcome = AUDITED[event.type]
         conversation = turn.conversation
         self.sink.emit(
@@ -121,6 +137,33 @@ class TurnAudit:
                 },
             )
         )
+
+
+def tried_log_only(event: ChatEvent) -> bool:
+    """Whether a log-only policy took part in the decision this event reports (the metric)."""
+    match event:
+        case PermissionDenied() | ToolEnd() | ToolError():
+            return bool(event.policy.get("trial"))
+        case ConfirmRequired():
+            return bool((event.decision.get("permission") or {}).get("trial"))
+    return False
+
+
+def policy_detail(policy: Mapping[str, Any], who: PolicyPrincipal | None = None) -> dict[str, Any]:
+    """What an audit record says of the policy's decision (`guardrails.policy_record`): the
+    `@id`s of the policies that decided it (the card's too), what log-only policies would have
+    decided, if any took part (logged as well), and what policy saw of the call, with the
+    user's groups (`make policy-check` replays it)."""
+    detail: dict[str, Any] = {
+        "policies": list(policy.get("policies") or ()),
+        "card_policies": list(policy.get("card_policies") or ()),
+    }
+    if trial := policy.get("trial"):
+        detail["log_only"] = trial
+        logger.info("log-only policy decided", extra={"log_only": trial})
+    if seen := policy.get("call"):
+        detail["call"] = {**seen, "groups": list(who.groups) if who else []}
+    return {k: v for k, v in detail.items() if v or k == "policies"}
 
 
 def edit_detail(edit: ConfirmationEdit | None) -> dict[str, Any]:

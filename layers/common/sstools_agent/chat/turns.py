@@ -15,6 +15,7 @@ audit trail (`turn_audit`) and replay (`replay`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -254,7 +255,7 @@ class ChatTurns:
             self.store,
             lease_s=self.lease_s,
             attachments=self.attachments,
-            audit=self.audit.streamed,
+            audit=functools.partial(self.audit.streamed, who=context.who),
         )
         numbered = ledger.number
         keeper = ToolOutputKeeper(self.outputs, conversation_id)

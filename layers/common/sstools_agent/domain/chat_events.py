@@ -175,6 +175,9 @@ class ToolEnd(ChatEvent):
     output: Any
     tool_call_id: str
     reference: OutputReference | None = None
+    policy: dict[str, Any] = field(default_factory=dict, compare=False)
+    """For the audit record, not the wire: the policies that allowed a call run without a card
+    (`policies`), and what log-only ones would have decided (`trial`)."""
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -196,6 +199,8 @@ class ToolError(ChatEvent):
     error: str
     tool_call_id: str
     code: ErrorCode = ErrorCode.TOOL_FAILURE
+    policy: dict[str, Any] = field(default_factory=dict, compare=False)
+    """As `ToolEnd.policy`."""
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -274,6 +279,9 @@ class PermissionDenied(ChatEvent):
     required_role: str | None
     tool_call_id: str
     prompt: str
+    policy: dict[str, Any] = field(default_factory=dict, compare=False)
+    """For the audit record, not the wire: the policies that refused it (`policies`), and
+    what log-only ones would have decided (`trial`)."""
 
     @property
     def content(self) -> str:

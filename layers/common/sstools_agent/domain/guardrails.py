@@ -53,6 +53,11 @@ _BADGES: Final = {
 }
 
 
+_KEPT: Final = frozenset({"allowed", "user_role", "required_role", "reason"})
+"""A permission's fields every payload has; the policy's (which policies decided, a window's
+notice, a log-only trial) only when there is something to say."""
+
+
 @dataclass(frozen=True, slots=True)
 class GuardrailDecision:
     """Server-side verdict on one tool call; it is also the payload of `confirm_required`."""
@@ -73,7 +78,23 @@ class GuardrailDecision:
     def to_payload(self) -> dict[str, Any]:
         """Plain JSON data (no enums) for the stream event, the checkpoint and the audit record."""
         payload: dict[str, Any] = json.loads(json.dumps(asdict(self)))
+        payload["permission"] = {k: v for k, v in payload["permission"].items() if v or k in _KEPT}
         return payload
+
+
+def policy_record(decision: Mapping[str, Any]) -> dict[str, Any]:
+    """What a call's audit record takes from its decision's payload: the policies that decided
+    it, what log-only policies would have decided (when one took part), and `call`, what policy
+    saw of it (`make policy-check` replays it; the user's groups are added by the audit)."""
+    permission = decision.get("permission") or {}
+    record = {k: permission[k] for k in ("policies", "trial") if permission.get(k) is not None}
+    record["call"] = {
+        "operation": decision.get("operation"),
+        "environment": decision.get("environment"),
+        "tier": decision.get("environment_tier"),
+        "role": permission.get("user_role"),
+    }
+    return record
 
 
 def _impact(call: ResolvedToolCall) -> str | None:
@@ -132,9 +153,12 @@ def _prompt(call: ResolvedToolCall, permission: PermissionResult) -> str:
     env = call.environment
     tool = call.spec.name
     action = call.spec.title_ru or call.spec.label_ru or tool
-    if not permission.allowed:
+    role = role_words(permission.required_role, True)
+    if not permission.allowed:  # a change window's refusal says its end, not a role
         return (
-            f"{DENIED_TITLE}: «{action}» требует роль {role_words(permission.required_role, True)}."
+            f"{permission.notice}."
+            if permission.notice
+            else (f"{DENIED_TITLE}: «{action}» требует роль {role}.")
         )
     if call.operation is Operation.READ:
         where = f" в окружении {env.env_id}" if env else ""
@@ -151,18 +175,13 @@ def _prompt(call: ResolvedToolCall, permission: PermissionResult) -> str:
 
 
 def decide_guardrail(
-    call: ResolvedToolCall,
-    permission: PermissionResult,
-    confirm_reads: frozenset[str] = frozenset(),
+    call: ResolvedToolCall, permission: PermissionResult, *, needs_card: bool
 ) -> GuardrailDecision:
-    """The decision for a resolved call: writes and calls with a cost need confirmation, other
-    reads only if configured."""
+    """The decision for a resolved call; whether it needs a card is the policy's answer
+    (`RequireCard`: in the shipped set, writes and calls with a cost, reads only if configured)."""
     impact = _impact(call)
     risk, tone = _risk_and_tone(call)
     env = call.environment
-    needs_confirmation = (
-        call.operation is Operation.WRITE or bool(call.spec.cost) or call.spec.name in confirm_reads
-    )
     return GuardrailDecision(
         tool=call.spec.name,
         operation=call.operation,
@@ -174,7 +193,7 @@ def decide_guardrail(
         badge=_BADGES[(env.tier, call.operation)] if env else None,
         impact=impact,
         permission=permission,
-        requires_confirmation=permission.allowed and needs_confirmation,
+        requires_confirmation=permission.allowed and needs_card,
         prompt=_prompt(call, permission),
     )
 

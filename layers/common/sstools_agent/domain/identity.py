@@ -93,20 +93,22 @@ class Principal:
     token: str
     """The raw JWT, forwarded to the upstream as X-User-JWT."""
     expires_at: int
+    groups: tuple[str, ...] = ()
+    """The groups the token names (its groups claim), which a policy may name."""
 
 
-def roles_from_claim(value: object) -> tuple[str, ...]:
-    """The roles a token's claim names: absent (or null) is none, one string is one role, a
-    list names several. Anything else (a number, a boolean, an object, a list holding
-    non-strings) is a token this service does not understand: AuthenticationError, never a
-    guess (an object's keys read as roles would be one)."""
+def roles_from_claim(value: object, claim: str = "roles") -> tuple[str, ...]:
+    """The names a token's claim holds (its roles, its groups): absent (or null) is none, one
+    string is one, a list names several. Anything else (a number, a boolean, an object, a list
+    holding non-strings) is a token this service does not understand: AuthenticationError,
+    never a guess (an object's keys read as roles would be one)."""
     if value is None:
         return ()
     if isinstance(value, str):
         return (value,)
     if isinstance(value, list) and all(isinstance(role, str) for role in value):
         return tuple(value)
-    raise AuthenticationError("malformed roles claim: expected a string or a list of strings")
+    raise AuthenticationError(f"malformed {claim} claim: expected a string or a list of strings")
 
 
 class UserTokenVerifier:
@@ -120,6 +122,7 @@ class UserTokenVerifier:
         issuer: str,
         audience: str,
         roles_claim: str = "roles",
+        groups_claim: str = "groups",
         leeway_s: int = DEFAULT_LEEWAY_S,
     ) -> None:
         self._algorithm = algorithm
@@ -127,6 +130,7 @@ class UserTokenVerifier:
         self._issuer = issuer
         self._audience = audience
         self._roles_claim = roles_claim
+        self._groups_claim = groups_claim
         self._leeway_s = leeway_s
 
     def verify(self, token: str) -> Principal:
@@ -155,6 +159,7 @@ class UserTokenVerifier:
             roles=roles,
             token=token,
             expires_at=int(claims["exp"]),
+            groups=roles_from_claim(claims.get(self._groups_claim), "groups"),
         )
 
 

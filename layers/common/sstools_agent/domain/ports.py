@@ -22,6 +22,7 @@ from sstools_agent.domain.confirmations import (
 )
 from sstools_agent.domain.conversations import Conversation, Page, StoredMessage
 from sstools_agent.domain.gradio_queue import QueuedTurn
+from sstools_agent.domain.policy_loading import PolicyObject
 from sstools_agent.domain.tool_runs import ToolCallOutcome, UpstreamCredentials
 
 if TYPE_CHECKING:  # the REST API never resolves tool calls: no SQL parser at its start
@@ -294,4 +295,13 @@ class ToolRunner(Protocol):
     ) -> ToolCallOutcome:
         """Runs the call within the tool's timeout, or `timeout_s` when that is shorter;
         raises ToolCallFailed (TOOL_TIMEOUT when the deadline passes)."""
+        ...
+
+
+class PolicyObjectReader(Protocol):
+    """The team's Cedar policy set as stored (a versioned S3 object in AWS): read synchronously,
+    at most once per TTL (`domain.policy_loading.ReloadingPolicies`)."""
+
+    def read(self) -> PolicyObject:
+        """The object's text and version; raises PolicyObjectUnreadable."""
         ...

@@ -9,12 +9,13 @@ that runs before every tool execution whatever the model was shown.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.guardrails import GuardrailDecision, decide_guardrail, decide_unknown_tool
+from sstools_agent.domain.policy_engine import PolicyEngine, Who, principal_of
 from sstools_agent.domain.role_policy import PermissionResult, RolePolicy
-from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_calls import ResolvedToolCall, resolve_tool_call
 from sstools_agent.domain.tool_catalog import ToolCatalog
 from sstools_agent.domain.tool_selection import ToolSelection, ToolSelector
@@ -31,17 +32,18 @@ class ToolPolicy:
         *,
         confirm_reads: frozenset[str] = frozenset(),
         sql_dialect: str | None = None,
+        engine: PolicyEngine | None = None,
     ) -> None:
         self.catalog = catalog
         self.environments = environments
         self.confirm_reads = confirm_reads
         self.sql_dialect = sql_dialect
-        self.roles = RolePolicy()
-        self.selector = ToolSelector(catalog, environments)
+        self.roles = RolePolicy(engine)
+        self.selector = ToolSelector(catalog, environments, self.roles)
 
-    def select_tools(self, user_role: Role | None, ui_context: UIContext | None) -> ToolSelection:
+    def select_tools(self, who: Who, ui_context: UIContext | None) -> ToolSelection:
         """The tools to give the model: role first, then the page's affinity and environment."""
-        return self.selector.select(user_role, ui_context)
+        return self.selector.select(who, ui_context)
 
     def resolve(
         self, tool: str, args: Mapping[str, Any], ui_context: UIContext | None
@@ -54,7 +56,7 @@ class ToolPolicy:
 
     def evaluate(
         self,
-        user_role: Role | None,
+        who: Who,
         tool: str,
         args: Mapping[str, Any],
         ui_context: UIContext | None,
@@ -65,15 +67,21 @@ class ToolPolicy:
         """
         call = self.resolve(tool, args, ui_context)
         if call is None:
-            return decide_unknown_tool(tool, PermissionResult.unknown_tool(tool, user_role))
-        return decide_guardrail(call, self.roles.check(user_role, call), self.confirm_reads)
+            role = principal_of(who).role
+            return decide_unknown_tool(tool, PermissionResult.unknown_tool(tool, role))
+        configured = tool in self.confirm_reads
+        permission = self.roles.check(who, call, card_configured=configured)
+        card = self.roles.requires_card(who, call, card_configured=configured)
+        if card.allowed and permission.allowed:
+            permission = replace(permission, card_policies=card.policies)
+        return decide_guardrail(call, permission, needs_card=card.allowed)
 
     def check_invocation(
         self,
-        user_role: Role | None,
+        who: Who,
         tool: str,
         args: Mapping[str, Any],
         ui_context: UIContext | None,
     ) -> PermissionResult:
         """The role check made before every execution, whatever the model was shown."""
-        return self.evaluate(user_role, tool, args, ui_context).permission
+        return self.evaluate(who, tool, args, ui_context).permission

@@ -11,8 +11,8 @@ from enum import StrEnum
 from sstools_agent.domain.catalog_types import EnvironmentSource, ToolSpec
 from sstools_agent.domain.context_affinity import AffinityVerdict, affinity_verdict
 from sstools_agent.domain.environments import Environment, EnvironmentRegistry
+from sstools_agent.domain.policy_engine import Who
 from sstools_agent.domain.role_policy import RolePolicy
-from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_catalog import ToolCatalog
 from sstools_agent.domain.ui_context import UIContext
 
@@ -63,19 +63,24 @@ _AFFINITY_RULES = {
 class ToolSelector:
     """The role policy and context affinity over one catalog and one set of environments."""
 
-    def __init__(self, catalog: ToolCatalog, environments: EnvironmentRegistry) -> None:
+    def __init__(
+        self,
+        catalog: ToolCatalog,
+        environments: EnvironmentRegistry,
+        roles: RolePolicy | None = None,
+    ) -> None:
         self.catalog = catalog
         self.environments = environments
-        self.roles = RolePolicy()
+        self.roles = roles or RolePolicy()
 
-    def select(self, user_role: Role | None, ui_context: UIContext | None) -> ToolSelection:
+    def select(self, who: Who, ui_context: UIContext | None) -> ToolSelection:
         """The tools to give the model: role first, then the page's affinity and environment."""
         page_env_id = ui_context.env_id if ui_context is not None else None
         page_environment = self.environments.get(page_env_id) if page_env_id else None
         offered: list[ToolSpec] = []
         removed: list[ToolRemoval] = []
         for spec in self.catalog:
-            if not self.roles.may_offer(user_role, spec, page_environment):
+            if not self.roles.may_offer(who, spec, page_environment):
                 removed.append(self._role_removal(spec, page_environment))
                 continue
             verdict = affinity_verdict(spec, ui_context)
@@ -92,9 +97,7 @@ class ToolSelector:
         needed = self.roles.required_to_offer(spec, page_environment)
         if spec.environment_source is not EnvironmentSource.ARGUMENT:
             return ToolRemoval(spec.name, RemovalRule.ROLE, f"requires {needed}")
-        roles = {
-            env.env_id: str(spec.required_roles.for_tier(env.tier)) for env in self.environments
-        }
+        roles = {env.env_id: str(self.roles.required_in(spec, env)) for env in self.environments}
         if len(set(roles.values())) == 1:
             return ToolRemoval(spec.name, RemovalRule.ROLE, f"requires {needed}", roles)
         by_role: dict[str, list[str]] = {}

@@ -200,6 +200,24 @@ def moment_in_words(stamp: Any, russian: bool = True) -> str:
     return f"{_MONTHS_EN[moment.month - 1]} {moment.day}, {moment:%H:%M} UTC"
 
 
+_WEEKDAYS_UNTIL_RU: Final = (
+    *("понедельника", "вторника", "среды", "четверга"),
+    *("пятницы", "субботы", "воскресенья"),
+)
+"""The days of the week as «до …» takes them."""
+
+
+def until_in_words(ends: datetime, now: datetime) -> str:
+    """What follows «до» for a moment in its own zone, as the reader of that zone says it:
+    «18:00 сегодня», «пятницы 18:00» within the week, «11 декабря 18:00» beyond."""
+    days = (ends.date() - now.astimezone(ends.tzinfo).date()).days
+    if days == 0:
+        return f"{ends:%H:%M} сегодня"
+    if 0 < days < 7:
+        return f"{_WEEKDAYS_UNTIL_RU[ends.weekday()]} {ends:%H:%M}"
+    return f"{ends.day} {_MONTHS_RU[ends.month - 1]} {ends:%H:%M}"
+
+
 def times_in_words(text: str, russian: bool = True) -> str:
     """`text` with every ISO time in it said in words (a value quoted from the upstream)."""
     return re.sub(

@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any, Final, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricResolution, MetricUnit
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricResolution, MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from fastapi import Request, Response
 
@@ -42,6 +42,11 @@ class MetricName(StrEnum):
     """Tool calls of a live turn that ended in `tool_error` (failed, not run, outcome unknown)."""
     CONFIRMATIONS_EXPIRED = "ConfirmationsExpired"
     """Confirmation cards whose timer ran out, one per expiry event about an expired card."""
+    POLICY_SETS_REFUSED = "PolicySetsRefused"
+    """Reads of the team's policy object refused (invalid, or unreadable): the last good set
+    decides meanwhile (`domain.policy_loading`)."""
+    LOG_ONLY_DECISIONS = "LogOnlyDecisions"
+    """Calls of a live turn a log-only policy took part in (its would-be decision audited)."""
 
 
 class QuietMetrics(Metrics):
@@ -62,6 +67,17 @@ class QuietMetrics(Metrics):
     def flush_metrics(self, raise_on_empty_metrics: bool = False) -> None:
         if not is_metrics_disabled():
             super().flush_metrics(raise_on_empty_metrics)
+
+
+def policy_set_refused(service: str) -> None:
+    """One `PolicySetsRefused` of `service` (the function's short name), written at once: a
+    refusal happens at init or on the reload's thread, outside any request whose metrics are
+    flushed (a set of its own, so it never mixes with a request's)."""
+    if is_metrics_disabled():
+        return
+    metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service=service)
+    metrics.add_metric(MetricName.POLICY_SETS_REFUSED, MetricUnit.Count, 1)
+    metrics.flush_metrics()
 
 
 Middleware = Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]

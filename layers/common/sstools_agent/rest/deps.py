@@ -21,7 +21,9 @@ from sstools_agent.domain.audit import audited_ui_context
 from sstools_agent.domain.conversations import CONVERSATION_ID_PATTERN
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import Principal, UserTokenVerifier
+from sstools_agent.domain.policy_engine import PolicyEngine, shipped_engine
 from sstools_agent.domain.ports import AuditSink
+from sstools_agent.domain.role_policy import RolePolicy
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_selection import ToolSelector
 from sstools_agent.domain.ui_context import UIContext
@@ -52,6 +54,8 @@ class ApiDeps:
     service_token_failures: FailureLimiter = field(default_factory=FailureLimiter)
     client_addresses: ClientAddresses = field(default_factory=ClientAddresses)
     """Where a request came from, for the two counters above."""
+    policy: PolicyEngine = field(default_factory=shipped_engine)
+    """The policy set the offers (and so the starter questions) follow: the chat's own."""
 
     def page_context(
         self, ui_context: Any, caller: Principal, conversation_id: str | None = None
@@ -81,7 +85,7 @@ class ApiDeps:
     @property
     def tools(self) -> ToolSelector:
         """What each user is offered on each page (the starter questions follow it)."""
-        return ToolSelector(CATALOG, self.environments)
+        return ToolSelector(CATALOG, self.environments, RolePolicy(self.policy))
 
 
 def rest_api(request: Request) -> ApiDeps:

@@ -18,6 +18,7 @@ from sstools_agent.adapters.dynamodb.confirmations import DynamoDBConfirmationSt
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.dynamodb.gradio_queue import DynamoDBGradioQueue
 from sstools_agent.adapters.jwks import JwksUrlKeys
+from sstools_agent.adapters.policy_object import S3PolicyReader
 from sstools_agent.adapters.secrets import SecretsReader
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
 from sstools_agent.adapters.stepfunctions import StepFunctionsConfirmationWorkflow
@@ -28,6 +29,9 @@ from sstools_agent.domain.identity import (
     StaticKey,
     UserTokenVerifier,
 )
+from sstools_agent.domain.policy_engine import FixedPolicies, PolicySource
+from sstools_agent.domain.policy_loading import ReloadingPolicies
+from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.rest.service import ConversationsApi
 from sstools_agent.settings import (
     ApiSettings,
@@ -36,6 +40,7 @@ from sstools_agent.settings import (
     ConfirmationSettings,
     ConversationStoreSettings,
     OffloadBucketSettings,
+    PolicyObjectSettings,
     SecretsSettings,
     ServiceTokenClientSettings,
     ServiceTokenIssuerSettings,
@@ -58,7 +63,24 @@ def user_verifier_from(settings: UserAuthSettings) -> UserTokenVerifier:
         issuer=settings.jwt_issuer,
         audience=settings.jwt_audience,
         roles_claim=settings.jwt_roles_claim,
+        groups_claim=settings.jwt_groups_claim,
     )
+
+
+def policy_source_from(
+    settings: PolicyObjectSettings, on_refused: Callable[[], None] = lambda: None
+) -> PolicySource:
+    """The policy set the function decides with: the team's S3 object, read now (at init) and
+    again after each TTL, when a bucket is configured; else the shipped set."""
+    if settings.policy_bucket is None:
+        return FixedPolicies.shipped()
+    reader = S3PolicyReader(
+        settings.policy_bucket,
+        settings.policy_object_key,
+        region=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+    )
+    return ReloadingPolicies(reader, CATALOG.names, on_refused=on_refused)
 
 
 def conversation_store_from(settings: ConversationStoreSettings) -> DynamoDBConversationStore:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+from sstools_agent.domain.policy_engine import PolicyEngine
 from sstools_agent.http.client_address import ClientAddresses
+from sstools_agent.http.observability import policy_set_refused
 from sstools_agent.rest.deps import ApiDeps
 from sstools_agent.rest.files import FilesApi
 from sstools_agent.rest.service import ServiceTokens
@@ -12,6 +16,7 @@ from sstools_agent.wiring.adapters import (
     audit_sink_from,
     client_credentials_from,
     conversations_api_from,
+    policy_source_from,
     secrets_reader_from,
     service_token_issuer_from,
     user_verifier_from,
@@ -35,4 +40,5 @@ def build_api(settings: ApiSettings) -> ApiDeps:
         auth_failures=settings.auth_failure_sampler(),
         service_token_failures=settings.service_token_limiter(),
         client_addresses=ClientAddresses.trusting(settings.origin_verify_secret),
+        policy=PolicyEngine(policy_source_from(settings, partial(policy_set_refused, "api"))),
     )

@@ -28,6 +28,7 @@ from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.identity import UserTokenVerifier
+from sstools_agent.domain.policy_engine import PolicyEngine
 from sstools_agent.domain.ports import (
     AuditSink,
     BlobStore,
@@ -40,6 +41,7 @@ from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.tool_routing import Embedder, ToolRouter
 from sstools_agent.http.client_address import ClientAddresses
+from sstools_agent.http.observability import policy_set_refused
 from sstools_agent.settings import (
     DEFAULT_PREFETCH_TIMEOUT_S,
     DEFAULT_STREAM_COALESCE_S,
@@ -55,6 +57,7 @@ from sstools_agent.wiring.adapters import (
     confirmation_workflow_from,
     conversation_store_from,
     gradio_queue_from,
+    policy_source_from,
     secrets_reader_from,
     service_token_client_from,
     tool_output_store_from,
@@ -74,6 +77,9 @@ def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
         settings.environments(),
         confirm_reads=frozenset(settings.confirm_read_tools),
         sql_dialect=settings.sql_dialect,
+        engine=PolicyEngine(
+            policy_source_from(settings, functools.partial(policy_set_refused, "chat"))
+        ),
     )
 
 

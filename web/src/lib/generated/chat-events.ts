@@ -179,6 +179,17 @@ export interface PermissionResult {
   user_role: Role | null;
   required_role: Role | null;
   reason: string;
+  policies?: string[];
+  notice?: string | null;
+  trial?: Trial | null;
+  card_policies?: string[];
+}
+/**
+ * What the log-only policies would have decided (recorded, never applied).
+ */
+export interface Trial {
+  allowed: boolean;
+  policies: string[];
 }
 /**
  * The plan of a change, read before its card (`domain.change_plans`).

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 
 from sstools_agent.adapters.aws_session import aws_session
@@ -28,3 +30,15 @@ class DynamoDBAuditRecordStore:
                 return False
             raise
         return True
+
+    def since(self, start: str, kinds: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+        """Every item of `kinds` stored at or after `start` (the table's sort time, UTC),
+        whoever it is about: a scan, page by page (`make policy-check`, not a request path)."""
+        condition = Attr("SK").gte(start) & Attr("kind").is_in(list(kinds))
+        arguments: dict[str, Any] = {"FilterExpression": condition}
+        while True:
+            page = self._table.scan(**arguments)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            arguments["ExclusiveStartKey"] = page["LastEvaluatedKey"]
