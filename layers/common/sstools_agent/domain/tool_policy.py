@@ -9,8 +9,10 @@ that runs before every tool execution whatever the model was shown.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from sstools_agent.domain.approvals import DEFAULT_PROD_APPROVERS, required_approvals
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.guardrails import GuardrailDecision, decide_guardrail, decide_unknown_tool
 from sstools_agent.domain.role_policy import PermissionResult, RolePolicy
@@ -31,11 +33,13 @@ class ToolPolicy:
         *,
         confirm_reads: frozenset[str] = frozenset(),
         sql_dialect: str | None = None,
+        prod_approvers: int = DEFAULT_PROD_APPROVERS,
     ) -> None:
         self.catalog = catalog
         self.environments = environments
         self.confirm_reads = confirm_reads
         self.sql_dialect = sql_dialect
+        self.prod_approvers = prod_approvers
         self.roles = RolePolicy()
         self.selector = ToolSelector(catalog, environments)
 
@@ -66,7 +70,10 @@ class ToolPolicy:
         call = self.resolve(tool, args, ui_context)
         if call is None:
             return decide_unknown_tool(tool, PermissionResult.unknown_tool(tool, user_role))
-        return decide_guardrail(call, self.roles.check(user_role, call), self.confirm_reads)
+        decision = decide_guardrail(call, self.roles.check(user_role, call), self.confirm_reads)
+        if not decision.requires_confirmation:
+            return decision
+        return replace(decision, approvers=required_approvals(call, self.prod_approvers))
 
     def check_invocation(
         self,
