@@ -132,6 +132,7 @@ export const CONFIRM_STATE_LABELS: Record<string, string> = {
   cancelled: "Отменено",
   superseded: "Заменено изменённым вызовом — ничего не изменено",
   stale: "Устарела — ничего не изменено",
+  awaiting_approval: "Подтверждено (1 из 2) — ждёт второго подтверждения, ничего не выполнено",
 };
 
 export const TIER_LABELS: Record<string, string> = {
