@@ -131,11 +131,18 @@ async def test_the_requesters_confirm_is_the_first_of_two_and_runs_nothing(chat:
     text = " ".join(e.data.get("content", "") for e in events if e.type is None)
     assert "подтверждено (1 из 2)" in text, text
     assert f"подтвердил {REQUESTER}" in text
-    assert "второго подтверждения другого человека с ролью «администратор»" in text
+    assert "ждёт второго подтверждения другого человека с ролью «администратор»" in text
     assert not any(e.type in ("tool_start", "tool_end") for e in events)
     assert deploys(chat) == 0
     item = confirmation_item(chat, card["confirmation_id"])
     assert (item["status"], item["approved_by"]) == ("awaiting_approval", REQUESTER)
+    # A reconnect replays the card as it was shown, and does not offer it again: its requester
+    # has nothing left to answer
+    status, events, _ = await post_stream(
+        chat, {"action": "resume", "conversation_id": conversation}, role="admin"
+    )
+    assert status == 200
+    assert [e.type for e in events].count("confirm_required") == 1
     # And the requester can neither confirm again nor be the second approver
     status, _, error = await post_stream(
         chat,
@@ -201,7 +208,7 @@ async def test_two_admins_approve_a_prod_deploy_and_it_runs_once(chat: ChatServe
     messages = await chat.store.messages(conversation)
     calls = [c for m in messages for c in m.tool_calls if c["tool_call_id"] == card["tool_call_id"]]
     assert any(call["status"] == "tool_end" for call in calls), calls
-    assert f"{SECOND} дал второе подтверждение (подтверждено (2 из 2))" in said(messages)
+    assert f"{SECOND} дал второе подтверждение — подтверждено (2 из 2)" in said(messages)
     # And nothing runs it again: a redelivered invocation, another approval
     async with httpx.AsyncClient(timeout=60) as client:
         again = await client.post(

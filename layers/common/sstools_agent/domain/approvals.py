@@ -48,9 +48,9 @@ def awaiting_text(card: Confirmation) -> str:
     who = approval.by if approval is not None else card.user
     until = approval_deadline_words(approval.expires_at) if approval is not None else ""
     return (
-        f"Операция {approvals_text(1, card.approvers)}: подтвердил {who}. Она ждёт "
-        f"второго подтверждения другого человека с ролью {approver_role_words(card)} "
-        f"до {until}; до этого ничего не выполняется."
+        f"Операция: {approvals_text(1, card.approvers)}, подтвердил {who}. Она ждёт второго "
+        f"подтверждения другого человека с ролью {approver_role_words(card)} до {until}; до "
+        "этого ничего не выполняется."
     )
 
 
@@ -73,7 +73,7 @@ OWN_SECOND_APPROVAL_TEXT: Final = (
 )
 SECOND_DECISION_TEXTS: Final = {
     ConfirmationResult.CONFIRMED: (
-        "{approver} дал второе подтверждение ({approvals}): операция выполняется."
+        "{approver} дал второе подтверждение — {approvals}: операция выполняется."
     ),
     ConfirmationResult.DENIED: "{approver} отклонил операцию; ничего не выполнено.",
     ConfirmationResult.STALE: (
@@ -85,7 +85,8 @@ SECOND_DECISION_TEXTS: Final = {
 APPROVER_TOLD: Final = {
     ConfirmationStatus.CONFIRMED: (
         "approved",
-        "Подтверждено ({approvals}): операция запущена в разговоре {requester}.",
+        "Второе подтверждение принято — {approvals}: операция запускается в разговоре "
+        "пользователя {requester}.",
     ),
     ConfirmationStatus.DENIED: (
         "denied",
