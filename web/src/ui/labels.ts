@@ -167,3 +167,14 @@ export function roleLabel(role: string): string {
   const words = ROLE_LABELS[role];
   return words ? `«${words}»` : role;
 }
+
+/** The approvals view: cards other people confirmed, waiting for the reader's second approval. */
+export const APPROVAL_LABELS = {
+  title: "Ждут вашего подтверждения",
+  requested: "Запросил",
+  approved: "подтвердил",
+  until: "Второе подтверждение — до",
+  approve: "Подтвердить вторым",
+  deny: "Отклонить",
+  refresh: "Обновить",
+} as const;
