@@ -412,6 +412,8 @@ class InMemoryConfirmationStore(FailureSwitches):
             )
         ):
             return decide_refusal(confirmation_id, user, current, now)
+        if approval is not None:  # the table keeps whole seconds
+            approval = replace(approval, expires_at=float(int(approval.expires_at)))
         decided = replace(current, status=status, edit=edit, approval=approval or current.approval)
         self._cards[confirmation_id] = decided
         return decided
@@ -455,6 +457,12 @@ class InMemoryConfirmationStore(FailureSwitches):
         current = self._cards.get(confirmation_id)
         if current is not None:
             self._cards[confirmation_id] = replace(current, task_token=task_token)
+
+    def set_approval_token(self, confirmation_id: str, task_token: str) -> None:
+        """What the state machine's second wait does: a card approved once holds its token."""
+        current = self._cards.get(confirmation_id)
+        if current is not None and current.status is ConfirmationStatus.AWAITING_APPROVAL:
+            self._cards[confirmation_id] = replace(current, approval_token=task_token)
 
     def expire(self, confirmation_id: str) -> bool:
         """What the state machine's timer does: expired, only if still pending."""
