@@ -183,16 +183,18 @@ async def test_two_admins_approve_a_prod_deploy_and_it_runs_once(chat: ChatServe
     assert confirmation_id not in [
         a["confirmation_id"] for a in await approvals(chat, "egor", "engineer")
     ]
-    # When the second admin approves it, twice at once (a double click)
+    # When the second admin approves it with a double click, and a third admin at the same time
+    approvers = (SECOND, SECOND, "vera.admin")
     answers = await asyncio.gather(
-        decide(chat, SECOND, confirmation_id, "approve"),
-        decide(chat, SECOND, confirmation_id, "approve"),
+        *(decide(chat, subject, confirmation_id, "approve") for subject in approvers)
     )
-    # Then one decision is taken, the other refused as decided
-    assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
+    # Then one decision is taken, the others refused as decided
+    assert sorted(a.status_code for a in answers) == [200, 409, 409], [a.text for a in answers]
+    winner = next(s for s, a in zip(approvers, answers, strict=True) if a.status_code == 200)
     taken = next(a for a in answers if a.status_code == 200).json()
     assert taken["outcome"] == "approved"
-    assert next(a for a in answers if a.status_code == 409).json()["code"] == "ALREADY_DECIDED"
+    refused = [a.json()["code"] for a in answers if a.status_code == 409]
+    assert refused == ["ALREADY_DECIDED", "ALREADY_DECIDED"]
     # And the deploy runs once, without the requester, written into their conversation
     await wait_for(lambda: deploys(chat) == 1, timeout_s=30)
     record = None
@@ -208,14 +210,14 @@ async def test_two_admins_approve_a_prod_deploy_and_it_runs_once(chat: ChatServe
     messages = await chat.store.messages(conversation)
     calls = [c for m in messages for c in m.tool_calls if c["tool_call_id"] == card["tool_call_id"]]
     assert any(call["status"] == "tool_end" for call in calls), calls
-    assert f"{SECOND} дал второе подтверждение — подтверждено (2 из 2)" in said(messages)
+    assert f"{winner} дал второе подтверждение — подтверждено (2 из 2)" in said(messages)
     # And nothing runs it again: a redelivered invocation, another approval
     async with httpx.AsyncClient(timeout=60) as client:
         again = await client.post(
             f"{chat.url}/events", json={"second_decision": {"confirmation_id": confirmation_id}}
         )
     assert again.status_code == 200
-    late = await decide(chat, "vera.admin", confirmation_id, "approve")
+    late = await decide(chat, "gleb.admin", confirmation_id, "approve")
     assert late.status_code == 409
     assert deploys(chat) == 1
     assert confirmation_item(chat, confirmation_id)["execution"] == "succeeded"
