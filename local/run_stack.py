@@ -184,8 +184,11 @@ def main() -> int:
                 chat.expiry_recorder(),
             )
             # The state machine's invocation with a second approver's decision, handed to the
-            # chat app where Lambda Web Adapter would (its own port: moto cannot run Lambda code)
-            second_decisions = stack.enter_context(serve(chat_app(chat), lifespan="on"))
+            # chat app where Lambda Web Adapter would: moto cannot run Lambda code. A container of
+            # its own (its own port, loop and clients), as Lambda would start one.
+            second_decisions = stack.enter_context(
+                serve(chat_app(build_chat(settings)), lifespan="on")
+            )
             start_lambda_task_pump(
                 os.environ["AWS_ENDPOINT_URL"],
                 settings.aws_region,
