@@ -7,8 +7,10 @@ after its logical id, a bucket after its logical id in lower case (settings defa
 
 from __future__ import annotations
 
+import io
 import json
 import secrets
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -115,12 +117,36 @@ def create_resources(endpoint_url: str, region: str = "eu-central-1") -> LocalRe
     return created
 
 
+LOCAL_CHAT_FUNCTION: Final = "ChatFunction"
+"""The moto function the confirmation machine invokes with a second approver's decision
+(`settings.chat_function` locally): moto cannot run its code, so its invocation succeeds
+without effect and `local.state_machine_tasks` hands the payload to the chat app."""
+
+
+def _create_chat_function_stand_in(session: Any, endpoint_url: str) -> None:
+    iam = session.client("iam", endpoint_url=endpoint_url)
+    role = iam.create_role(RoleName="local-chat-function", AssumeRolePolicyDocument="{}")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("run.py", "# moto does not run it: local.state_machine_tasks does\n")
+    session.client("lambda", endpoint_url=endpoint_url).create_function(
+        FunctionName=LOCAL_CHAT_FUNCTION,
+        Runtime="python3.12",
+        Role=role["Role"]["Arn"],
+        Handler="run.handler",
+        Code={"ZipFile": archive.getvalue()},
+    )
+
+
 def _create_state_machines(session: Any, endpoint_url: str, created: LocalResources) -> None:
     """State machines from their ASL files, substitutions resolved to local names; moto is told
-    to execute them (it only records executions otherwise)."""
+    to execute them (it only records executions otherwise), and to answer a Lambda task
+    without running a container (the chat function's stand-in)."""
     httpx.post(
-        f"{endpoint_url}/moto-api/config", json={"stepfunctions": {"execute_state_machine": True}}
+        f"{endpoint_url}/moto-api/config",
+        json={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}},
     ).raise_for_status()
+    _create_chat_function_stand_in(session, endpoint_url)
     client = session.client("stepfunctions", endpoint_url=endpoint_url)
     for logical_id, resource in load_template().get("Resources", {}).items():
         if resource.get("Type") != "AWS::Serverless::StateMachine":

@@ -12,14 +12,24 @@ DEMO_USERS: Final = {
     "analyst": "anna.analyst",
     "engineer": "egor.engineer",
     "admin": "alla.admin",
+    "second_admin": "boris.admin",
 }
+"""Demo users by the name a script or the page signs in with; `second_admin` is a second
+person with the admin role, who approves what `admin` asked for (PROD_APPROVERS=2)."""
+DEMO_ROLES: Final = {"second_admin": "admin"}
+"""A demo user's role where it is not the user's name."""
 TOKEN_TTL_S: Final = 12 * 3600
 
 
-def demo_token(role: str, settings: Settings | None = None) -> str:
-    """A user JWT for the demo user of `role`, valid for 12 hours."""
+def demo_role(user: str) -> str:
+    """The ss-tools role of the demo user `user`."""
+    return DEMO_ROLES.get(user, user)
+
+
+def demo_token(user: str, settings: Settings | None = None) -> str:
+    """A user JWT for the demo user `user` (a role's name, or `second_admin`), valid 12 hours."""
     issuer = user_token_issuer_from(settings or Settings())
-    return issuer.issue(DEMO_USERS[role], TOKEN_TTL_S, {"roles": [role]}).token
+    return issuer.issue(DEMO_USERS[user], TOKEN_TTL_S, {"roles": [demo_role(user)]}).token
 
 
 def main(argv: list[str]) -> int:

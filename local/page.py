@@ -23,7 +23,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from local.demo_users import DEMO_USERS, demo_token
+from local.demo_users import DEMO_USERS, demo_role, demo_token
 from sstools_agent.settings import Settings
 
 PAGE_PATH: Final = "/agent"
@@ -112,7 +112,11 @@ def page_app(
         if role not in DEMO_USERS:
             return _error(422, "VALIDATION_ERROR", f"role must be one of {', '.join(DEMO_USERS)}")
         return JSONResponse(
-            {"access_token": demo_token(role, settings), "user": DEMO_USERS[role], "role": role}
+            {
+                "access_token": demo_token(role, settings),
+                "user": DEMO_USERS[role],
+                "role": demo_role(role),
+            }
         )
 
     async def not_found(request: Request, _: Exception) -> Response:

@@ -16,7 +16,8 @@ import logging
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlencode
 
@@ -111,8 +112,10 @@ ss-tools agent chat — local stack
 Everything is kept in memory (moto): a restart starts from a clean state, with no conversations.
 Other ports: LOCAL_PORT=8100 make run (uses LOCAL_PORT, LOCAL_PORT+100 and LOCAL_PORT+101).
 
-Demo users: analyst (anna.analyst), engineer (egor.engineer), admin (alla.admin).
-A user's JWT for scripts:  make -s token ROLE=admin
+Demo users: analyst (anna.analyst), engineer (egor.engineer), admin (alla.admin), and a second
+admin, second_admin (boris.admin), who approves a prod change admin asked for when the stack runs
+with two approvers (PROD_APPROVERS=2 make run; the approvals: GET /api/assistant/approvals).
+A user's JWT for scripts:  make -s token ROLE=admin  (or ROLE=second_admin)
 
 Try it (streams the answer about dashboard 10 in ss-dev):
   curl -N http://127.0.0.1:{BASE_PORT}/api/agent/chat \\
@@ -154,6 +157,9 @@ def main() -> int:
     from local.bus_rules import start_audit_pump, start_expiry_pump  # noqa: PLC0415
     from local.gateway import LocalGateway  # noqa: PLC0415
     from local.page import page_app  # noqa: PLC0415
+    from local.servers import serve  # noqa: PLC0415
+    from local.state_machine_tasks import deliver_over_http, start_lambda_task_pump  # noqa: PLC0415
+    from sstools_agent.chat.approval_routes import SECOND_DECISION_PATH  # noqa: PLC0415
     from sstools_agent.settings import Settings  # noqa: PLC0415
     from sstools_agent.wiring.api import build_api  # noqa: PLC0415
     from sstools_agent.wiring.chat import build_chat  # noqa: PLC0415
@@ -168,7 +174,7 @@ def main() -> int:
             os.environ["AWS_ENDPOINT_URL"], settings.aws_region, settings.audit_bus_name
         )
         progress("the sample ss-tools upstream and the agent")
-        with serve_sample_upstream(settings):
+        with serve_sample_upstream(settings), ExitStack() as stack:
             chat = build_chat(settings)
             chat.agent()  # built at start, as the chat function's main.py does
             start_expiry_pump(
@@ -176,6 +182,18 @@ def main() -> int:
                 settings.aws_region,
                 settings.audit_bus_name,
                 chat.expiry_recorder(),
+            )
+            # The state machine's invocation with a second approver's decision, handed to the
+            # chat app where Lambda Web Adapter would: moto cannot run Lambda code. A container of
+            # its own (its own port, loop and clients), as Lambda would start one.
+            second_decisions = stack.enter_context(
+                serve(chat_app(build_chat(settings)), lifespan="on")
+            )
+            start_lambda_task_pump(
+                os.environ["AWS_ENDPOINT_URL"],
+                settings.aws_region,
+                settings.confirmation_state_machine_arn,
+                partial(deliver_over_http, f"{second_decisions}{SECOND_DECISION_PATH}"),
             )
             gateway = LocalGateway(
                 {

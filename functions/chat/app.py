@@ -8,7 +8,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from pydantic import SecretStr
 
-from sstools_agent.chat import gradio_routes, routes
+from sstools_agent.chat import approval_routes, gradio_routes, routes
 from sstools_agent.http.audit_flush import AuditFlush
 from sstools_agent.http.blocking_threads import more_blocking_threads
 from sstools_agent.http.body_limits import AG_UI_MAX_BODY_BYTES, CHAT_MAX_BODY_BYTES, BodyLimit
@@ -39,15 +39,22 @@ def create_app(deps: ChatDeps, *, origin_verify_secret: SecretStr | None = None)
     install_error_handlers(app)
     install_refusals(app)
     app.state.chat, app.state.authenticator = route_deps, route_deps.principal
+    app.state.approvals = deps.approvals
     app.include_router(routes.router)
     app.include_router(gradio_routes.router)
+    app.include_router(approval_routes.router)
+    # The state machine's invocation with a second approver's decision (no user, no CloudFront)
+    app.include_router(approval_routes.pass_through)
     # SnapStart's hooks: no user, no CloudFront (the adapter calls them from inside)
     app.include_router(snapstart_router(deps.prepare_snapshot, deps.renew_after_restore))
     limits = {routes.CHAT_PATH: CHAT_MAX_BODY_BYTES, routes.AG_UI_PATH: AG_UI_MAX_BODY_BYTES}
     app.add_middleware(BodyLimit, limits=limits)
     if origin_verify_secret is not None:
-        secret = origin_verify_secret.get_secret_value()
-        app.add_middleware(OriginCheck, secret=secret, exempt=HOOK_PATHS)
+        app.add_middleware(
+            OriginCheck,
+            secret=origin_verify_secret.get_secret_value(),
+            exempt=HOOK_PATHS | {approval_routes.SECOND_DECISION_PATH},
+        )
     app.add_middleware(AuditFlush, sink=deps.audit)
     if routes.CHAT_OBSERVABILITY.tracer is not None:
         app.add_middleware(LambdaTraceHeader)

@@ -8,14 +8,19 @@ import uuid
 
 import pytest
 
+from sstools_agent.adapters.dynamodb.confirmations import DynamoDBConfirmationStore
+from sstools_agent.adapters.memory import InMemoryConfirmationStore
 from sstools_agent.domain.confirmations import (
     Confirmation,
     ConfirmationDecided,
     ConfirmationEdit,
+    ConfirmationExpired,
     ConfirmationForbidden,
     ConfirmationNotFound,
     ConfirmationStatus,
     ExecutionState,
+    FirstApproval,
+    OwnSecondApproval,
 )
 from sstools_agent.domain.ports import ConfirmationStore
 
@@ -177,3 +182,103 @@ async def test_a_denied_card_journals_nothing(confirmations: ConfirmationStore):
     await confirmations.decide(confirmation.confirmation_id, confirmation.user, S.DENIED)
     assert not await confirmations.record_execution(confirmation.confirmation_id, E.STARTED)
     assert not await confirmations.record_execution(confirmation.confirmation_id, E.NOT_RUN)
+
+
+# A card two people approve: its requester's confirm is the first approval, a second person's
+# decision the last; each is one conditional write.
+
+
+def first_approval(requester: str, *, expires_in_s: float = 3600) -> FirstApproval:
+    return FirstApproval(
+        by=requester, expires_at=time.time() + expires_in_s, role="admin", token="jwt-of-requester"
+    )
+
+
+def second_wait_holds_its_token(store: ConfirmationStore, confirmation_id: str) -> None:
+    """What the state machine's WaitForSecondApproval does: the item keeps its token."""
+    if isinstance(store, InMemoryConfirmationStore):
+        store.set_approval_token(confirmation_id, "second-token")
+        return
+    assert isinstance(store, DynamoDBConfirmationStore)
+    # The state machine's own write, on the store's table (not an operation of the store)
+    store._table.update_item(
+        Key={"PK": f"CONF#{confirmation_id}", "SK": "CONFIRMATION"},
+        UpdateExpression="SET approval_token = :token",
+        ConditionExpression="#status = :awaiting",
+        ExpressionAttributeNames={"#status": "status"},
+        ExpressionAttributeValues={":token": "second-token", ":awaiting": "awaiting_approval"},
+    )
+
+
+async def approved_once(
+    store: ConfirmationStore, *, expires_in_s: float = 3600, token: bool = True
+) -> Confirmation:
+    confirmation = await created(store)
+    approval = first_approval(confirmation.user, expires_in_s=expires_in_s)
+    decided = await store.decide(
+        confirmation.confirmation_id, confirmation.user, S.AWAITING_APPROVAL, None, approval
+    )
+    assert decided.status is S.AWAITING_APPROVAL
+    if token:
+        second_wait_holds_its_token(store, confirmation.confirmation_id)
+    stored = await store.get(confirmation.confirmation_id)
+    assert stored is not None
+    return stored
+
+
+async def test_the_first_approval_is_kept_and_cannot_be_given_twice(
+    confirmations: ConfirmationStore,
+):
+    card = await approved_once(confirmations)
+    assert card.approval is not None
+    assert (card.approval.by, card.approval.role, card.approval.token) == (
+        card.user,
+        "admin",
+        "jwt-of-requester",
+    )
+    assert card.approval.expires_at == float(int(card.approval.expires_at))
+    assert card.approval_token == "second-token"
+    again = first_approval(card.user)
+    for status, approval in ((S.AWAITING_APPROVAL, again), (S.CONFIRMED, None)):
+        with pytest.raises(ConfirmationDecided):
+            await confirmations.decide(card.confirmation_id, card.user, status, None, approval)
+
+
+async def test_a_card_approved_once_can_still_be_denied_by_its_requester(
+    confirmations: ConfirmationStore,
+):
+    card = await approved_once(confirmations)
+    decided = await confirmations.decide(card.confirmation_id, card.user, S.DENIED)
+    assert decided.status is S.DENIED
+    with pytest.raises(ConfirmationDecided):
+        await confirmations.decide_second(card.confirmation_id, "boris.admin", S.CONFIRMED)
+
+
+async def test_the_second_decision_is_another_persons_and_taken_once(
+    confirmations: ConfirmationStore,
+):
+    waiting = await approved_once(confirmations, token=False)
+    # Before the second wait holds its token there is nothing to decide
+    with pytest.raises(ConfirmationNotFound):
+        await confirmations.decide_second(waiting.confirmation_id, "boris.admin", S.CONFIRMED)
+    second_wait_holds_its_token(confirmations, waiting.confirmation_id)
+    listed = [c.confirmation_id for c in await confirmations.awaiting_approval()]
+    assert waiting.confirmation_id in listed
+    with pytest.raises(OwnSecondApproval):
+        await confirmations.decide_second(waiting.confirmation_id, waiting.user, S.CONFIRMED)
+    decided = await confirmations.decide_second(waiting.confirmation_id, "boris.admin", S.CONFIRMED)
+    assert (decided.status, decided.second_approver) == (S.CONFIRMED, "boris.admin")
+    for status in (S.CONFIRMED, S.DENIED):
+        with pytest.raises(ConfirmationDecided):
+            await confirmations.decide_second(waiting.confirmation_id, "vera.admin", status)
+    listed = [c.confirmation_id for c in await confirmations.awaiting_approval()]
+    assert waiting.confirmation_id not in listed
+
+
+async def test_a_second_approval_after_its_deadline_is_refused(confirmations: ConfirmationStore):
+    card = await approved_once(confirmations, expires_in_s=-5)
+    with pytest.raises(ConfirmationExpired):
+        await confirmations.decide_second(card.confirmation_id, "boris.admin", S.CONFIRMED)
+    stored = await confirmations.get(card.confirmation_id)
+    assert stored is not None
+    assert stored.status is S.AWAITING_APPROVAL

@@ -19,6 +19,7 @@ import pytest
 
 from local.page import content_security_policy, security_headers
 from local.sam_template import TEMPLATE_PATH, check_template, load_template, packaged, translate
+from sstools_agent.chat.approval_routes import SECOND_DECISION_PATH
 from sstools_agent.http.observability import METRICS_NAMESPACE, MetricName
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.http.snapstart import AFTER_RESTORE_PATH, BEFORE_CHECKPOINT_PATH
@@ -923,10 +924,29 @@ def test_every_invoker_of_a_snapstart_function_names_its_alias_not_latest(functi
     assert reaching, f"nothing invokes {function}: the check would prove nothing"
     on_latest = [where for where, names in reaching if function in names]
     assert on_latest == []
-    # The chat function: its URL (CloudFront's origin), ChatApi's four integrations (chat, AG-UI,
-    # Gradio, cancel) and their three permissions, the URL's two public permissions; the REST
-    # API: four and one.
-    assert len(reaching) == (10 if function == "ChatFunction" else 5)
+    # The chat function: its URL (CloudFront's origin), ChatApi's six integrations (chat, AG-UI,
+    # Gradio, cancel, the approvals list and decision) and their four permissions, the URL's two
+    # public permissions; the REST API: four and one. (The confirmation state machine invokes it
+    # by the name it is given at run time, with the alias: see the next test.)
+    assert len(reaching) == (13 if function == "ChatFunction" else 5)
+
+
+def test_the_state_machine_may_invoke_only_the_chat_functions_alias():
+    statements = [
+        statement
+        for policy in load_template()["Resources"]["ConfirmationStateMachine"]["Properties"][
+            "Policies"
+        ]
+        if isinstance(policy, dict)
+        for statement in policy.get("Statement", [])
+        if statement.get("Action") == "lambda:InvokeFunction"
+    ]
+    assert len(statements) == 1
+    arn = statements[0]["Resource"]["Fn::Sub"]
+    assert arn.endswith(":function:${AWS::StackName}-ChatFunction-*:live"), arn
+    variables = resource("ChatFunction")["Environment"]["Variables"]
+    assert variables["CHAT_FUNCTION_ALIAS"] == "live"
+    assert variables["AWS_LWA_PASS_THROUGH_PATH"] == SECOND_DECISION_PATH
 
 
 def test_cloudfront_reaches_the_chat_function_through_its_alias_url():

@@ -83,6 +83,10 @@ NOT_EXERCISED_HERE = {
     ("ExpiryFunction", "s3:PutObject"): OFFLOADED,
     ("ExpiryFunction", "s3:PutObjectTagging"): OFFLOADED,
     ("ExpiryFunction", "s3:DeleteObject"): OFFLOADED,
+    ("ConfirmationStateMachine", "lambda:InvokeFunction"): (
+        "a second approver's decision starts the chat function (PROD_APPROVERS=2): the paths"
+        " here run with one approver; tests/integration/test_second_approvals.py runs that one"
+    ),
     ("ExpiryFunction", "events:PutEvents"): (
         "no path audits today (an expiry runs no tool; the state machine publishes the decision),"
         " but the expiry writes its turn through the chat's turn ledger, which audits any tool"

@@ -199,3 +199,23 @@ def test_a_policy_may_name_a_group_or_a_user():
         bob, "deploy_dashboard", deploy("staging"), page()
     ).permission.allowed
     assert policy.evaluate(staff, "deploy_dashboard", deploy("staging"), page()).permission.allowed
+
+
+SECOND_APPROVER_FOR_STAGING_DEPLOYS = """
+@id("second-approver-for-staging-deploys")
+permit (principal, action == SsTools::Action::"RequireSecondApprover", resource)
+when { context.tool == "deploy_dashboard" && resource.tier == "staging" };
+"""
+
+
+def test_the_policy_set_can_ask_a_second_approver_where_the_setting_does_not():
+    # Given the deployment's default of one approver, and a policy asking two for staging deploys
+    policy = policy_with(SECOND_APPROVER_FOR_STAGING_DEPLOYS)
+
+    # When an admin asks for a deploy to staging, and another to prod
+    staging = policy.evaluate(Role.ADMIN, "deploy_dashboard", deploy("staging"), page())
+    prod = policy.evaluate(Role.ADMIN, "deploy_dashboard", deploy("prod"), page())
+
+    # Then the staging card waits for two people; prod, which no policy names, for one
+    assert (staging.requires_confirmation, staging.approvers) == (True, 2)
+    assert (prod.requires_confirmation, prod.approvers) == (True, 1)

@@ -17,6 +17,10 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from sstools_agent.domain.approvals import (
+    DEFAULT_APPROVAL_TIMEOUT_S,
+    DEFAULT_PROD_APPROVERS,
+)
 from sstools_agent.domain.attachments import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES, AttachmentLimits
 from sstools_agent.domain.attempt_limits import (
     DEFAULT_AUDIT_PER_SOURCE,
@@ -159,6 +163,21 @@ class ConfirmationSettings(ConversationStoreSettings):
         "arn:aws:states:eu-central-1:123456789012:stateMachine:ConfirmationStateMachine"
     )
     confirmation_timeout_s: int = Field(default=DEFAULT_CONFIRMATION_TIMEOUT_S, ge=1, le=86_400)
+    prod_approvers: int = Field(default=DEFAULT_PROD_APPROVERS, ge=1, le=2)
+    """How many people approve a write to a prod environment (1: the person who asked)."""
+    approval_timeout_s: int = Field(default=DEFAULT_APPROVAL_TIMEOUT_S, ge=1, le=86_400)
+    """How long a card confirmed once waits for its second approver."""
+    aws_lambda_function_name: str = "ChatFunction"
+    """This function's name (Lambda sets it; locally, the stand-in moto function's)."""
+    chat_function_alias: str | None = None
+    """The alias a second approver's decision invokes (the template's; none locally)."""
+
+    @property
+    def chat_function(self) -> str:
+        """What the state machine invokes with a second approver's decision."""
+        name = self.aws_lambda_function_name
+        return f"{name}:{self.chat_function_alias}" if self.chat_function_alias else name
+
     plan_timeout_s: float = Field(default=DEFAULT_PLAN_TIMEOUT_S, gt=0, le=30)
     """How long the reads of a change's plan may take before its card says it could not read
     them (the card is shown either way)."""

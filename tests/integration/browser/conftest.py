@@ -41,6 +41,8 @@ SITES: dict[str, dict[str, Any]] = {
     "confirm_reads": {**PAGE_TOOL_TIMEOUT, "confirm_read_tools": ["search_dashboards"]},
     # a deployment with limits of its own on files
     "small_files": {**PAGE_TOOL_TIMEOUT, "attachment_max_bytes": 2048, "attachment_max_files": 2},
+    # a prod write needs a second person (the approvals view)
+    "two_approvers": {**PAGE_TOOL_TIMEOUT, "prod_approvers": 2},
     # served from the production build (web/dist), as CloudFront serves it
     "deployable": PAGE_TOOL_TIMEOUT,
 }

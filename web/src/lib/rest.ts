@@ -125,6 +125,34 @@ export interface EnvironmentItem {
   tier: "dev" | "staging" | "prod" | string;
 }
 
+/** A card its requester confirmed, waiting for a second person (`GET /api/assistant/approvals`):
+ * what the requester's card showed, who asked and approved, and the second approval's deadline. */
+export interface ApprovalItem {
+  confirmation_id: string;
+  /** The call in the card's words. */
+  call: string;
+  prompt: string | null;
+  label: string | null;
+  badge: string | null;
+  impact: string | null;
+  tone: string | null;
+  environment: string | null;
+  risk: string;
+  plan: ChangePlanPayload | null;
+  requested_by: string;
+  approved_by: string | null;
+  /** «подтверждено (1 из 2)». */
+  approvals: string;
+  expires_at: string | null;
+}
+
+/** What the second approver is told of their decision. */
+export interface ApprovalOutcome {
+  confirmation_id: string;
+  outcome: "approved" | "denied" | "stale";
+  detail: string;
+}
+
 export interface RestOptions {
   getToken: TokenSource;
   fetch?: typeof fetch;
@@ -259,6 +287,18 @@ export class RestClient {
   /** A link (valid for minutes) that serves the caller's file as an attachment; 404 otherwise. */
   downloadLink(fileId: string): Promise<DownloadLink> {
     return this.request("GET", `/api/assistant/files/${encodeURIComponent(fileId)}/download`);
+  }
+
+  /** The cards waiting for the caller's second approval (answered by the chat function). */
+  approvals(): Promise<{ approvals: ApprovalItem[] }> {
+    return this.request("GET", "/api/assistant/approvals");
+  }
+
+  /** The caller's decision on a card waiting for a second person. */
+  decideApproval(confirmationId: string, decision: "approve" | "deny"): Promise<ApprovalOutcome> {
+    return this.request("POST", `/api/assistant/approvals/${encodeURIComponent(confirmationId)}`, {
+      decision,
+    });
   }
 
   toolOutput(conversationId: string, toolCallId: string): Promise<unknown> {

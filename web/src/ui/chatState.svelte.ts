@@ -204,6 +204,20 @@ export class ChatState {
     return undefined;
   }
 
+  /** The card a `confirm_resolved` answers: the last one not decided yet (pending, or
+   * confirmed once and waiting for a second person, whose decision resolves it later). */
+  lastOpenConfirm(): ConfirmItem | undefined {
+    for (let i = this.items.length - 1; i >= 0; i -= 1) {
+      const item = this.items[i];
+      if (
+        item.kind === "confirm" &&
+        (item.state === "pending" || item.state === "awaiting_approval")
+      )
+        return item;
+    }
+    return undefined;
+  }
+
   /** Applies one stream event; returns the item it created or changed. */
   apply(event: ChatMessage): Item | null {
     if (isStreamToken(event)) {
@@ -303,7 +317,7 @@ export class ChatState {
       return card;
     }
     if (isConfirmResolved(event)) {
-      const item = this.lastPendingConfirm();
+      const item = this.lastOpenConfirm();
       if (item) {
         item.state = event.metadata.result;
         item.sending = false;
@@ -432,7 +446,7 @@ export class ChatState {
       for (const raw of message.confirmations ?? []) {
         const card = asRecord(raw.metadata ?? raw) as HistoryConfirmation;
         if (card.type === "confirm_resolved" || (card.result && !card.decision)) {
-          const item = this.lastPendingConfirm();
+          const item = this.lastOpenConfirm();
           if (item) item.state = String(card.result) as ConfirmState;
           continue;
         }

@@ -120,6 +120,7 @@ export class ConversationSession {
   #currentDone: Promise<void> = Promise.resolve();
   readonly #retryActions = new Map<string, () => void>();
   #gateTimer: ReturnType<typeof setInterval> | undefined;
+  #approvalTimer: ReturnType<typeof setInterval> | undefined;
   /** Which call of `reattach` is the latest: an older one (another conversation was opened
    * meanwhile) neither shows its history nor resumes its stream. */
   #attachGeneration = 0;
@@ -225,6 +226,7 @@ export class ConversationSession {
   /** The page goes: no poll, no upload outlives it. */
   dispose(): void {
     clearInterval(this.#gateTimer);
+    clearInterval(this.#approvalTimer);
     this.tray.clear();
   }
 
@@ -486,6 +488,9 @@ export class ConversationSession {
     try {
       await this.#run(submission);
       this.#focusComposer(); // the card is answered: the conversation goes on there
+      if (item.state === "awaiting_approval" && this.conversationId) {
+        this.#followApproval(this.conversationId, item.confirmationId);
+      }
     } catch (error) {
       const code = error instanceof ChatHttpError ? error.code : null;
       if (action === "edit" && (code === "VALIDATION_ERROR" || code === "FORBIDDEN")) {
@@ -600,7 +605,33 @@ export class ConversationSession {
 
   #resetGate(): void {
     clearInterval(this.#gateTimer);
+    clearInterval(this.#approvalTimer);
     this.busyElsewhere = false;
+  }
+
+  /** A card confirmed once waits for a second person, whose decision runs (or not) in this
+   * conversation without this tab: the tab watches the conversation until the card is no longer
+   * the one it waits on and its turn is over, then shows it from the history. */
+  #followApproval(id: string, confirmationId: string): void {
+    const client = this.rest;
+    if (!client) return;
+    clearInterval(this.#approvalTimer);
+    this.#approvalTimer = setInterval(async () => {
+      if (this.conversationId !== id) {
+        clearInterval(this.#approvalTimer);
+        return;
+      }
+      try {
+        const state = await client.active(id);
+        this.online = true;
+        if (!state.active && state.pending_confirmation_id !== confirmationId) {
+          clearInterval(this.#approvalTimer);
+          void this.#reattach(id);
+        }
+      } catch (error) {
+        if (isNetworkFailure(error)) this.online = false;
+      }
+    }, GATE_POLL_MS);
   }
 
   // ---- conversations -------------------------------------------------------------------
@@ -665,6 +696,10 @@ export class ConversationSession {
       if (stale()) return;
       this.chat.loadHistory(messages, state.pending_confirmation_id, state.active);
       this.#takeContextOf(messages);
+      const waiting = this.chat.lastOpenConfirm();
+      if (waiting?.state === "awaiting_approval" && waiting.confirmationId) {
+        this.#followApproval(id, waiting.confirmationId);
+      }
       this.loadingConversation = false;
       if (state.active || state.pending_confirmation_id) {
         // The history ends where the stream must pick up: a running turn's events replay from

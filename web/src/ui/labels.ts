@@ -132,6 +132,7 @@ export const CONFIRM_STATE_LABELS: Record<string, string> = {
   cancelled: "Отменено",
   superseded: "Заменено изменённым вызовом — ничего не изменено",
   stale: "Устарела — ничего не изменено",
+  awaiting_approval: "Подтверждено (1 из 2) — ждёт второго подтверждения, ничего не выполнено",
 };
 
 /** mm:ss of a duration in milliseconds (never negative). */
@@ -168,3 +169,14 @@ export function roleLabel(role: string): string {
   const words = ROLE_LABELS[role];
   return words ? `«${words}»` : role;
 }
+
+/** The approvals view: cards other people confirmed, waiting for the reader's second approval. */
+export const APPROVAL_LABELS = {
+  title: "Ждут вашего подтверждения",
+  requested: "Запросил",
+  approved: "подтвердил",
+  until: "Второе подтверждение — до",
+  approve: "Подтвердить вторым",
+  deny: "Отклонить",
+  refresh: "Обновить",
+} as const;

@@ -14,7 +14,7 @@ import binascii
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -26,8 +26,10 @@ from sstools_agent.domain.confirmations import (
     ConfirmationEdit,
     ConfirmationStatus,
     ExecutionState,
+    FirstApproval,
     decide_refusal,
     execution_may_follow,
+    second_decision_refusal,
 )
 from sstools_agent.domain.conversations import (
     Conversation,
@@ -396,20 +398,52 @@ class InMemoryConfirmationStore(FailureSwitches):
         user: str,
         status: ConfirmationStatus,
         edit: ConfirmationEdit | None = None,
+        approval: FirstApproval | None = None,
     ) -> Confirmation:
         self._check("decide")
         now = self.clock()
         current = self._cards.get(confirmation_id)
+        reopened = approval is None and status is not ConfirmationStatus.CONFIRMED
         if (
             current is None
-            or current.status is not ConfirmationStatus.PENDING
             or current.user != user
-            or not current.expires_at > int(now)
+            or not (
+                (current.status is ConfirmationStatus.PENDING and current.expires_at > int(now))
+                or (reopened and current.open and not current.expired(now))
+            )
         ):
             return decide_refusal(confirmation_id, user, current, now)
-        decided = replace(current, status=status, edit=edit)
+        if approval is not None:  # the table keeps whole seconds
+            approval = replace(approval, expires_at=float(int(approval.expires_at)))
+        decided = replace(current, status=status, edit=edit, approval=approval or current.approval)
         self._cards[confirmation_id] = decided
         return decided
+
+    async def decide_second(
+        self, confirmation_id: str, approver: str, status: ConfirmationStatus
+    ) -> Confirmation:
+        self._check("decide_second")
+        now = self.clock()
+        current = self._cards.get(confirmation_id)
+        if (
+            current is None
+            or current.approval is None
+            or current.status is not ConfirmationStatus.AWAITING_APPROVAL
+            or current.approval.by == approver
+            or current.expired(now)
+            or current.approval_token is None
+        ):
+            raise second_decision_refusal(confirmation_id, approver, current, now)
+        decided = replace(current, status=status, second_approver=approver)
+        self._cards[confirmation_id] = decided
+        return decided
+
+    async def awaiting_approval(self) -> list[Confirmation]:
+        return [
+            card
+            for card in self._cards.values()
+            if card.status is ConfirmationStatus.AWAITING_APPROVAL and card.approval_token
+        ]
 
     async def record_execution(self, confirmation_id: str, state: ExecutionState) -> bool:
         self._check("record_execution")
@@ -424,6 +458,12 @@ class InMemoryConfirmationStore(FailureSwitches):
         current = self._cards.get(confirmation_id)
         if current is not None:
             self._cards[confirmation_id] = replace(current, task_token=task_token)
+
+    def set_approval_token(self, confirmation_id: str, task_token: str) -> None:
+        """What the state machine's second wait does: a card approved once holds its token."""
+        current = self._cards.get(confirmation_id)
+        if current is not None and current.status is ConfirmationStatus.AWAITING_APPROVAL:
+            self._cards[confirmation_id] = replace(current, approval_token=task_token)
 
     def expire(self, confirmation_id: str) -> bool:
         """What the state machine's timer does: expired, only if still pending."""
@@ -459,7 +499,9 @@ class InMemoryConfirmationWorkflow(FailureSwitches):
         if self.store is not None:
             self.store.set_task_token(confirmation.confirmation_id, token)
 
-    async def hand_back(self, task_token: str, result: str) -> bool:
+    async def hand_back(
+        self, task_token: str, result: str, details: Mapping[str, Any] | None = None
+    ) -> bool:
         self._check("hand_back")
         if self._open.pop(task_token, None) is None:
             return False

@@ -15,6 +15,7 @@ from sstools_agent.agent.runtime import ChatAgent, PendingConfirmation
 from sstools_agent.chat.confirmation_journal import ConfirmationJournals
 from sstools_agent.chat.prepared_turn import Action, PreparedTurn, ThreadRules
 from sstools_agent.chat.turn_audit import TurnAudit
+from sstools_agent.domain.approvals import DEFAULT_APPROVAL_TIMEOUT_S
 from sstools_agent.domain.chat_events import ConfirmationResult
 from sstools_agent.domain.confirmations import (
     Confirmation,
@@ -26,9 +27,12 @@ from sstools_agent.domain.confirmations import (
     ConfirmationNotPermitted,
     ConfirmationStatus,
     ExecutionState,
+    FirstApproval,
     InvalidEdit,
     NoPendingConfirmationError,
+    OwnSecondApproval,
     card_fingerprint,
+    iso_moment,
 )
 from sstools_agent.domain.conversations import Conversation, now_iso
 from sstools_agent.domain.errors import ErrorCode
@@ -46,7 +50,10 @@ DECIDED_AS: Final = {
     ConfirmationStatus.DENIED: ConfirmationResult.DENIED,
     ConfirmationStatus.SUPERSEDED: ConfirmationResult.SUPERSEDED,
     ConfirmationStatus.STALE: ConfirmationResult.STALE,
+    ConfirmationStatus.AWAITING_APPROVAL: ConfirmationResult.AWAITING_APPROVAL,
 }
+FIRST_APPROVAL_RESULT: Final = "approved_once"
+"""What the state machine's first wait ends with when a second person must approve."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +91,12 @@ class CardAnswers:
         audit: TurnAudit,
         journals: ConfirmationJournals,
         lease_s: float,
+        approval_timeout_s: int = DEFAULT_APPROVAL_TIMEOUT_S,
     ) -> None:
         self._agent_factory = agent_factory
         self.store, self.confirmations, self.workflow = store, confirmations, workflow
         self.audit, self.journals, self.lease_s = audit, journals, lease_s
+        self.approval_timeout_s = approval_timeout_s
 
     async def prepare(
         self,
@@ -135,7 +144,15 @@ class CardAnswers:
         turn = PreparedTurn(
             conversation, answer.action, None, run_id, confirmation=confirmation, pending=pending
         )
-        return await self._answer_card(turn, confirmation, edit, stale)
+        approval = None
+        if confirmation.approvers > 1 and answer.action in ("confirm", "edit"):
+            approval = FirstApproval(
+                by=owner,
+                expires_at=time.time() + self.approval_timeout_s,
+                role=answer.role.value if answer.role is not None else None,
+                token=context.principal.token if context is not None else "",
+            )
+        return await self._answer_card(turn, confirmation, edit, stale, approval)
 
     @staticmethod
     async def _stale_plan(
@@ -165,9 +182,11 @@ class CardAnswers:
         confirmation: Confirmation,
         edit: ConfirmationEdit | None,
         stale: ChangePlan | None = None,
+        approval: FirstApproval | None = None,
     ) -> PreparedTurn:
         """Decides `confirmation`, the card `turn` answers (once), under the lock `turn` holds;
-        a confirm whose plan is `stale` decides it as such (nothing runs, a new card asks)."""
+        a confirm whose plan is `stale` decides it as such (nothing runs, a new card asks); the
+        confirm of a card two people approve is its first `approval` (nothing runs yet)."""
         wanted = ConfirmationStatus.DENIED
         if stale is not None:
             wanted = ConfirmationStatus.STALE
@@ -175,9 +194,15 @@ class CardAnswers:
             wanted = ConfirmationStatus.CONFIRMED
         elif edit is not None:
             wanted = ConfirmationStatus.SUPERSEDED
+        if wanted is not ConfirmationStatus.CONFIRMED:
+            approval = None
+        elif approval is not None:
+            wanted = ConfirmationStatus.AWAITING_APPROVAL
         conversation = turn.conversation
         try:
-            turn.result, decided = await self._decide(confirmation, conversation, wanted, edit)
+            turn.result, decided = await self._decide(
+                confirmation, conversation, wanted, edit, approval
+            )
         except BaseException:
             await self.store.finish_turn(
                 conversation.conversation_id, turn.run_id, conversation.last_seq, now_iso()
@@ -236,6 +261,11 @@ class CardAnswers:
             raise ConfirmationNotFound(answer.confirmation_id or "")
         if confirmation.user != owner:
             raise ConfirmationForbidden(confirmation.confirmation_id)
+        if confirmation.status is ConfirmationStatus.AWAITING_APPROVAL and answer.action in (
+            "confirm",
+            "edit",
+        ):
+            raise OwnSecondApproval(confirmation.confirmation_id)
         if confirmation.status in (
             ConfirmationStatus.CONFIRMED,
             ConfirmationStatus.DENIED,
@@ -276,6 +306,7 @@ class CardAnswers:
         conversation: Conversation,
         wanted: ConfirmationStatus,
         edit: ConfirmationEdit | None,
+        approval: FirstApproval | None = None,
     ) -> tuple[ConfirmationResult, Confirmation]:
         """Moves the confirmation out of pending exactly once (with the edit it was answered
         with, in the same write: durable before anything can run) and hands its token back;
@@ -287,14 +318,23 @@ class CardAnswers:
         card resolves as expired once (that answer streams `confirm_resolved(expired)`); once
         told, it is ConfirmationExpired (409), never a second resume of a settled call."""
         decided = await self.confirmations.decide(
-            confirmation.confirmation_id, conversation.owner, wanted, edit
+            confirmation.confirmation_id, conversation.owner, wanted, edit, approval
         )
         if decided.status is not wanted:  # it expired first: nothing runs
             if conversation.pending_confirmation_id != confirmation.confirmation_id:
                 raise ConfirmationExpired(confirmation.confirmation_id)
             return ConfirmationResult.EXPIRED, decided
         result = DECIDED_AS[wanted]
-        if decided.task_token and not await self.workflow.hand_back(decided.task_token, result):
+        handed: str = result
+        details = None
+        token = decided.waiting_token
+        if approval is not None:  # the first wait ends; the second person's begins
+            handed, token = FIRST_APPROVAL_RESULT, decided.task_token
+            details = {
+                "approved_by": approval.by,
+                "approval_expires_at": iso_moment(approval.expires_at),
+            }
+        if token and not await self.workflow.hand_back(token, handed, details):
             if (
                 wanted is ConfirmationStatus.CONFIRMED
             ):  # the timer won after all: the call will not run, and says so once

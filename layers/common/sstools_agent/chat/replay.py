@@ -104,7 +104,10 @@ class TurnReplay:
             return [Text(unshown_card_text(pending.tool, pending.args, confirmation.edited_args))]
         said: list[ChatEvent] = []
         match confirmation.settlement(time.time()):
-            case Settlement.CANCEL if confirmation.confirmation_id not in replayed:
+            case Settlement.CANCEL if (
+                confirmation.status is ConfirmationStatus.PENDING
+                and confirmation.confirmation_id not in replayed
+            ):  # (one confirmed once waits for someone else: its requester has nothing to answer)
                 card = agent.card_of(conversation.conversation_id, pending)
                 said.append(
                     card.answerable_as(

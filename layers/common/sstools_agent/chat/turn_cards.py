@@ -39,6 +39,7 @@ REJECTED_AS: Final = {
     # Its new card was never held (the run stopped first): the call is not run
     ConfirmationStatus.STALE: ConfirmationResult.CANCELLED,
     ConfirmationStatus.PENDING: ConfirmationResult.EXPIRED,  # pending past its time
+    ConfirmationStatus.AWAITING_APPROVAL: ConfirmationResult.EXPIRED,  # (its second approval's)
 }
 
 
@@ -81,6 +82,12 @@ class TurnCards:
             status=ConfirmationStatus.PENDING,
             expires_at=time.time() + self.timeout_s,
             plan=shown_plan,
+            approvers=int(decision.get("approvers", 1)),
+            card={
+                "args": event.tool_input,
+                "decision": decision,
+                "ui_context": context.ui_context.to_payload() if context.ui_context else None,
+            },
         )
         await self.confirmations.create(confirmation)
         await self.workflow.start(confirmation, self.timeout_s)
@@ -149,5 +156,5 @@ class TurnCards:
             decided = await self.confirmations.decide(
                 confirmation.confirmation_id, owner, ConfirmationStatus.CANCELLED
             )
-            if decided.task_token:
-                await self.workflow.hand_back(decided.task_token, ConfirmationResult.CANCELLED)
+            if decided.waiting_token:
+                await self.workflow.hand_back(decided.waiting_token, ConfirmationResult.CANCELLED)

@@ -42,9 +42,11 @@ from sstools_agent.chat.tool_outputs import ToolOutputKeeper
 from sstools_agent.chat.turn_audit import TurnAudit
 from sstools_agent.chat.turn_cards import TurnCards
 from sstools_agent.chat.turn_ledger import TurnLedger
+from sstools_agent.domain.approvals import DEFAULT_APPROVAL_TIMEOUT_S, awaiting_text
 from sstools_agent.domain.chat_events import (
     ChatEvent,
     ConfirmationResult,
+    ConfirmResolved,
     ErrorEvent,
     Notice,
     Text,
@@ -100,6 +102,7 @@ class ChatTurns:
         audit: AuditSink,
         lease_s: float = DEFAULT_LEASE_S,
         confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
+        approval_timeout_s: int = DEFAULT_APPROVAL_TIMEOUT_S,
         prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S,
         outputs: BlobStore,
         attachments: ChatAttachments,
@@ -120,6 +123,7 @@ class ChatTurns:
             audit=self.audit,
             journals=journals,
             lease_s=lease_s,
+            approval_timeout_s=approval_timeout_s,
         )
         self.cards = TurnCards(
             store, confirmations, workflow, journals, timeout_s=confirmation_timeout_s
@@ -327,6 +331,13 @@ class ChatTurns:
             async for event in events:
                 yield event
 
+    def answer_events(
+        self, turn: PreparedTurn, context: AgentRunContext
+    ) -> AsyncGenerator[ChatEvent]:
+        """The run of a card decided outside this conversation's requests (its second
+        approver): `turn` holds the lock and names the card and its decision."""
+        return self._events(turn, context)
+
     async def _held(
         self, turn: PreparedTurn, context: AgentRunContext, agent: ChatAgent, call: FailedCall
     ) -> AsyncGenerator[ChatEvent]:
@@ -334,28 +345,42 @@ class ChatTurns:
         async for event in agent.retry_read(turn.conversation.conversation_id, call, context):
             yield await self.cards.hold(turn, event, agent, context)
 
+    async def _answered(
+        self, turn: PreparedTurn, context: AgentRunContext, agent: ChatAgent
+    ) -> AsyncGenerator[ChatEvent]:
+        """The run of a card's answer: the card's call resumed as decided (run once if
+        confirmed), or, for the first of two approvals, nothing run and the card left open."""
+        conversation_id = turn.conversation.conversation_id
+        if turn.result in (None, ConfirmationResult.AWAITING_APPROVAL) or turn.confirmation is None:
+            if turn.confirmation is not None:
+                yield ConfirmResolved(ConfirmationResult.AWAITING_APPROVAL)
+                yield Text(awaiting_text(turn.confirmation))
+            return
+        if turn.result is ConfirmationResult.CONFIRMED:
+            turn.journaled.add(turn.confirmation.tool_call_id)
+            journal = self.cards.journals.of(turn.confirmation, turn.conversation)
+            context = replace(context, confirmed_call=journal)
+        failed = False
+        resolving = agent.resolve(
+            conversation_id, turn.result, context, turn.pending, turn.edited_args
+        )
+        async for event in resolving:
+            failed = failed or isinstance(event, ErrorEvent)
+            yield await self.cards.hold(turn, event, agent, context)
+        # A run that ended on its own closed the call in the checkpoint: the card is done.
+        # One that failed may not have; the next access settles it with the journal's truth.
+        if not failed:
+            await self.store.clear_pending_confirmation(
+                conversation_id, turn.confirmation.confirmation_id
+            )
+
     async def _agent_events(
         self, turn: PreparedTurn, context: AgentRunContext, agent: ChatAgent
     ) -> AsyncGenerator[ChatEvent]:
         conversation_id = turn.conversation.conversation_id
         if turn.result is not None and turn.confirmation is not None:
-            if turn.result is ConfirmationResult.CONFIRMED:
-                turn.journaled.add(turn.confirmation.tool_call_id)
-                journal = self.cards.journals.of(turn.confirmation, turn.conversation)
-                context = replace(context, confirmed_call=journal)
-            failed = False
-            resolving = agent.resolve(
-                conversation_id, turn.result, context, turn.pending, turn.edited_args
-            )
-            async for event in resolving:
-                failed = failed or isinstance(event, ErrorEvent)
-                yield await self.cards.hold(turn, event, agent, context)
-            # A run that ended on its own closed the call in the checkpoint: the card is done.
-            # One that failed may not have; the next access settles it with the journal's truth.
-            if not failed:
-                await self.store.clear_pending_confirmation(
-                    conversation_id, turn.confirmation.confirmation_id
-                )
+            async for event in self._answered(turn, context, agent):
+                yield event
             return
         # The page object's summary is read while the turn's own bookkeeping runs.
         prefetch = None

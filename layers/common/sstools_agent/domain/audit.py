@@ -37,6 +37,8 @@ class AuditKind(StrEnum):
     TOOL_DENIED = "tool_denied"
     CONFIRMATION_REQUESTED = "confirmation_requested"
     CONFIRMATION_DECIDED = "confirmation_decided"
+    APPROVAL_DECIDED = "approval_decided"
+    """A second person's decision on a card its requester confirmed first."""
     TOOLS_ROUTED = "tools_routed"
 
 

@@ -46,6 +46,9 @@ class ConfirmationResult(StrEnum):
     STALE = "stale"
     """Confirmed after the target changed from what the card's plan showed: nothing ran, a new
     card with the current plan follows."""
+    AWAITING_APPROVAL = "awaiting_approval"
+    """Confirmed by the person who asked, the first of two approvals: nothing runs yet, the
+    card waits for a second person."""
 
 
 class WireEventError(ValueError):

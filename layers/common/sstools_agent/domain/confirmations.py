@@ -39,6 +39,9 @@ class ConfirmationStatus(StrEnum):
     CANCELLED = "cancelled"
     SUPERSEDED = "superseded"
     """Answered with edits that changed what the card said: a new card asks again."""
+    AWAITING_APPROVAL = "awaiting_approval"
+    """Confirmed by the person who asked, waiting for a second person (`domain.approvals`):
+    nothing runs until that person approves; a deny by either ends it."""
     STALE = "stale"
     """Confirmed, but what the card's plan showed was no longer true: nothing ran, a new card
     with the plan as it is now asks again."""
@@ -100,6 +103,21 @@ class Confirmation:
     the call leaves): after any crash the item names the call that ran, not only the card's."""
     plan: dict[str, Any] | None = None
     """The plan the card showed (`ChangePlan.to_payload`): shown again on a reconnect."""
+    approvers: int = 1
+    """How many people approve the call (`domain.approvals.required_approvals`)."""
+    card: dict[str, Any] | None = None
+    """What the card showed besides its plan (`args`, `decision`), kept for a card a second
+    person approves: the approvals list shows them the same card, and nothing else."""
+    approval: FirstApproval | None = None
+    """The requester's approval of a card that needs two, written with its decision."""
+    second_approver: str | None = None
+    approval_token: str | None = None
+    """The task token of the second approval's wait (the first wait's is `task_token`)."""
+
+    @property
+    def approval_expires_iso(self) -> str | None:
+        """The second approval's deadline as the card shows it (None: not approved once)."""
+        return iso_moment(self.approval.expires_at) if self.approval else None
 
     @property
     def edited_args(self) -> dict[str, Any] | None:
@@ -107,20 +125,33 @@ class Confirmation:
         return self.edit.edited_args if self.edit is not None else None
 
     def expired(self, now: float) -> bool:
-        """Expired by status, or by time even if the timer has not marked it yet."""
+        """Expired by status, or by time even if the timer has not marked it yet (a card
+        approved once by its second approval's deadline)."""
+        if self.status is ConfirmationStatus.AWAITING_APPROVAL and self.approval is not None:
+            return now >= self.approval.expires_at
         return self.status is ConfirmationStatus.EXPIRED or (
             self.status is ConfirmationStatus.PENDING and now >= self.expires_at
         )
 
     @property
+    def waiting_token(self) -> str | None:
+        """The token of the wait a decision ends: the second approval's once approved once
+        (None until that wait has stored it)."""
+        return self.approval_token if self.approval is not None else self.task_token
+
+    @property
+    def open(self) -> bool:
+        """Still waiting for a decision: its own, or its second approver's."""
+        return self.status in (ConfirmationStatus.PENDING, ConfirmationStatus.AWAITING_APPROVAL)
+
+    @property
     def expires_iso(self) -> str:
         """`expires_at` as the card shows it: ISO 8601, UTC, seconds, `Z`."""
-        moment = datetime.fromtimestamp(self.expires_at, UTC).isoformat(timespec="seconds")
-        return moment.replace("+00:00", "Z")
+        return iso_moment(self.expires_at)
 
     def settlement(self, now: float) -> Settlement:
         """What the next access does when the checkpoint still waits on this card."""
-        if self.status is ConfirmationStatus.PENDING and not self.expired(now):
+        if self.open and not self.expired(now):
             return Settlement.CANCEL
         if self.status is ConfirmationStatus.CONFIRMED:
             return Settlement.REPORT
@@ -137,6 +168,28 @@ class Confirmation:
         return self.execution
 
 
+def iso_moment(epoch_s: float) -> str:
+    """A moment as cards show it: ISO 8601, UTC, seconds, `Z`."""
+    moment = datetime.fromtimestamp(epoch_s, UTC).isoformat(timespec="seconds")
+    return moment.replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class FirstApproval:
+    """The requester's confirmation of a card that needs a second person."""
+
+    by: str
+    expires_at: float
+    """Epoch seconds: the second approval's deadline."""
+    role: str | None
+    token: str
+    """The requester's JWT: the approved call runs as the requester, without their page."""
+
+
+class OwnSecondApproval(Exception):
+    """The requester answering as the second approver of their own card (403)."""
+
+
 def decide_refusal(
     confirmation_id: str, user: str, current: Confirmation | None, now: float
 ) -> Confirmation:
@@ -151,6 +204,21 @@ def decide_refusal(
     if current.expired(now):
         return current
     raise ConfirmationDecided(confirmation_id)
+
+
+def second_decision_refusal(
+    confirmation_id: str, approver: str, current: Confirmation | None, now: float
+) -> Exception:
+    """Why a second approver's decision was refused, told from the card as it was then."""
+    if current is None or current.approval is None:
+        return ConfirmationNotFound(confirmation_id)
+    if current.approval.by == approver:
+        return OwnSecondApproval(confirmation_id)
+    if current.expired(now):
+        return ConfirmationExpired(confirmation_id)
+    if current.status is ConfirmationStatus.AWAITING_APPROVAL:
+        return ConfirmationNotFound(confirmation_id)  # its timer has not started yet
+    return ConfirmationDecided(confirmation_id)
 
 
 def execution_may_follow(

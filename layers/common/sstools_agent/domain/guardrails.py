@@ -74,6 +74,8 @@ class GuardrailDecision:
     permission: PermissionResult
     requires_confirmation: bool
     prompt: str
+    approvers: int = 1
+    """How many people approve the call before it runs (`domain.approvals`)."""
 
     def to_payload(self) -> dict[str, Any]:
         """Plain JSON data (no enums) for the stream event, the checkpoint and the audit record."""

@@ -9,7 +9,7 @@ decisions, the execution journal) hold whichever backend runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sstools_agent.domain.attachments import PresignedUpload, StoredFile
@@ -19,6 +19,7 @@ from sstools_agent.domain.confirmations import (
     ConfirmationEdit,
     ConfirmationStatus,
     ExecutionState,
+    FirstApproval,
 )
 from sstools_agent.domain.conversations import Conversation, Page, StoredMessage
 from sstools_agent.domain.gradio_queue import QueuedTurn
@@ -165,11 +166,24 @@ class ConfirmationStore(Protocol):
         user: str,
         status: ConfirmationStatus,
         edit: ConfirmationEdit | None = None,
+        approval: FirstApproval | None = None,
     ) -> Confirmation:
         """Moves a pending, unexpired card of `user` to `status`, exactly once, keeping `edit`
-        (the arguments it was answered with) in the same write; an expired card comes back
-        unchanged; otherwise ConfirmationNotFound, ConfirmationForbidden or
-        ConfirmationDecided (see `domain.confirmations.decide_refusal`)."""
+        (the arguments it was answered with) and `approval` (the first of two) in the same
+        write; an expired card comes back unchanged; otherwise ConfirmationNotFound,
+        ConfirmationForbidden or ConfirmationDecided (see `domain.confirmations.decide_refusal`).
+        A card waiting for its second approver can still be denied or cancelled by its user."""
+        ...
+
+    async def decide_second(
+        self, confirmation_id: str, approver: str, status: ConfirmationStatus
+    ) -> Confirmation:
+        """Moves a card approved once to `status` by `approver`, exactly once, while its second
+        wait holds a token; the refusal of `domain.confirmations.second_decision_refusal`."""
+        ...
+
+    async def awaiting_approval(self) -> list[Confirmation]:
+        """Every card approved once whose second wait holds a token."""
         ...
 
     async def record_execution(self, confirmation_id: str, state: ExecutionState) -> bool:
@@ -183,8 +197,11 @@ class ConfirmationWorkflow(Protocol):
 
     async def start(self, confirmation: Confirmation, timeout_s: int) -> None: ...
 
-    async def hand_back(self, task_token: str, result: str) -> bool:
-        """Ends the wait with `result`; False when the token already timed out (or is unknown)."""
+    async def hand_back(
+        self, task_token: str, result: str, details: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Ends the wait with `result` (and `details` beside it); False when the token already
+        timed out (or is unknown)."""
         ...
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from sstools_agent.domain.approvals import DEFAULT_PROD_APPROVERS, required_approvals
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.guardrails import GuardrailDecision, decide_guardrail, decide_unknown_tool
 from sstools_agent.domain.policy_engine import PolicyEngine, Who, principal_of
@@ -33,11 +34,13 @@ class ToolPolicy:
         confirm_reads: frozenset[str] = frozenset(),
         sql_dialect: str | None = None,
         engine: PolicyEngine | None = None,
+        prod_approvers: int = DEFAULT_PROD_APPROVERS,
     ) -> None:
         self.catalog = catalog
         self.environments = environments
         self.confirm_reads = confirm_reads
         self.sql_dialect = sql_dialect
+        self.prod_approvers = prod_approvers
         self.roles = RolePolicy(engine)
         self.selector = ToolSelector(catalog, environments, self.roles)
 
@@ -74,7 +77,16 @@ class ToolPolicy:
         card = self.roles.requires_card(who, call, card_configured=configured)
         if card.allowed and permission.allowed:
             permission = replace(permission, card_policies=card.policies)
-        return decide_guardrail(call, permission, needs_card=card.allowed)
+        decision = decide_guardrail(call, permission, needs_card=card.allowed)
+        if not decision.requires_confirmation:
+            return decision
+        return replace(decision, approvers=self._approvals(who, call))
+
+    def _approvals(self, who: Who, call: ResolvedToolCall) -> int:
+        """The deployment's floor (`PROD_APPROVERS`) or the policy set's `RequireSecondApprover`,
+        whichever asks for more people."""
+        floor = required_approvals(call, self.prod_approvers)
+        return max(floor, self.roles.approvals_required(who, call))
 
     def check_invocation(
         self,

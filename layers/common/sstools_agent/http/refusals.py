@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from sstools_agent.adapters.service_tokens import ServiceTokenUnavailable
+from sstools_agent.domain.approvals import OWN_SECOND_APPROVAL_TEXT
 from sstools_agent.domain.attachments import AttachmentNotFound, AttachmentRejected
 from sstools_agent.domain.confirmations import (
     CardWaits,
@@ -21,6 +22,7 @@ from sstools_agent.domain.confirmations import (
     InvalidEdit,
     InvalidResume,
     NoPendingConfirmationError,
+    OwnSecondApproval,
 )
 from sstools_agent.domain.conversations import (
     ConversationArchived,
@@ -66,6 +68,7 @@ REFUSALS: Final[dict[type[Exception], tuple[int, ErrorCode, str | None]]] = {
     ConfirmationNotFound: (404, ErrorCode.NOT_FOUND, "No such confirmation."),
     ConfirmationForbidden: (403, ErrorCode.FORBIDDEN, "This confirmation is another user's."),
     ConfirmationNotPermitted: (403, ErrorCode.FORBIDDEN, OWN_DETAIL),
+    OwnSecondApproval: (403, ErrorCode.FORBIDDEN, OWN_SECOND_APPROVAL_TEXT),
     InvalidEdit: (422, ErrorCode.VALIDATION_ERROR, OWN_DETAIL),
     AttachmentRejected: (422, ErrorCode.INVALID_ATTACHMENT, OWN_DETAIL),
     AttachmentNotFound: (404, ErrorCode.NOT_FOUND, "No such file."),

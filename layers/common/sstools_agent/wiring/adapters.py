@@ -134,6 +134,8 @@ def confirmation_workflow_from(settings: ConfirmationSettings) -> StepFunctionsC
         settings.confirmation_state_machine_arn,
         region=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,
+        approval_timeout_s=settings.approval_timeout_s,
+        chat_function=settings.chat_function,
     )
 
 

@@ -19,11 +19,13 @@ from sstools_agent.adapters.service_tokens import ServiceTokenSource
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.models import build_chat_model
 from sstools_agent.agent.runtime import ChatAgent
+from sstools_agent.chat.approvals import SecondApprovals
 from sstools_agent.chat.attachments import ChatAttachments
 from sstools_agent.chat.expired_cards import ExpiryRecorder
 from sstools_agent.chat.routes import ChatRouteDeps
 from sstools_agent.chat.service import ChatService
 from sstools_agent.chat.turns import ChatTurns
+from sstools_agent.domain.approvals import DEFAULT_APPROVAL_TIMEOUT_S
 from sstools_agent.domain.attempt_limits import AuthFailureSampler
 from sstools_agent.domain.confirmations import DEFAULT_CONFIRMATION_TIMEOUT_S
 from sstools_agent.domain.environments import EnvironmentRegistry
@@ -80,6 +82,7 @@ def tool_policy_from(settings: ChatSettings) -> ToolPolicy:
         engine=PolicyEngine(
             policy_source_from(settings, functools.partial(policy_set_refused, "chat"))
         ),
+        prod_approvers=settings.prod_approvers,
     )
 
 
@@ -149,12 +152,15 @@ class ChatDeps:
     """Turns joined through the Gradio endpoint, waiting for the stream that runs them."""
     auth_failures: AuthFailureSampler = field(default_factory=AuthFailureSampler)
     confirmation_timeout_s: int = DEFAULT_CONFIRMATION_TIMEOUT_S
+    approval_timeout_s: int = DEFAULT_APPROVAL_TIMEOUT_S
     prefetch_timeout_s: float = DEFAULT_PREFETCH_TIMEOUT_S
     stream_coalesce_s: float = DEFAULT_STREAM_COALESCE_S
     stream_heartbeat_s: float = DEFAULT_STREAM_HEARTBEAT_S
     turns: ChatTurns = field(init=False, repr=False, compare=False)
     service: ChatService = field(init=False, repr=False, compare=False)
     """What the chat routes call: the turns behind the page context's and the token's checks."""
+    approvals: SecondApprovals = field(init=False, repr=False, compare=False)
+    """The approvals view's reads and decisions, and a second decision told in its turn."""
 
     def __post_init__(self) -> None:
         turns = ChatTurns(
@@ -164,6 +170,7 @@ class ChatDeps:
             self.workflow,
             audit=self.audit,
             confirmation_timeout_s=self.confirmation_timeout_s,
+            approval_timeout_s=self.approval_timeout_s,
             prefetch_timeout_s=self.prefetch_timeout_s,
             outputs=self.outputs,
             attachments=self.attachments,
@@ -176,6 +183,15 @@ class ChatDeps:
             service_token=self.service_token,
         )
         object.__setattr__(self, "service", service)
+        approvals = SecondApprovals(
+            turns,
+            self.agent,
+            self.confirmations,
+            self.workflow,
+            audit=self.audit,
+            service_token=self.service_token,
+        )
+        object.__setattr__(self, "approvals", approvals)
 
     def prepare_snapshot(self) -> None:
         """What SnapStart's before-snapshot hook does: builds what a first turn would otherwise
@@ -265,6 +281,7 @@ def build_chat(settings: ChatSettings, *, routed: bool = True) -> ChatDeps:
         gradio_queue=gradio_queue_from(settings),
         auth_failures=settings.auth_failure_sampler(),
         confirmation_timeout_s=settings.confirmation_timeout_s,
+        approval_timeout_s=settings.approval_timeout_s,
         prefetch_timeout_s=settings.prefetch_timeout_s,
         stream_coalesce_s=settings.stream_coalesce_s,
         stream_heartbeat_s=settings.stream_heartbeat_s,

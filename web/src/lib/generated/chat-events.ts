@@ -70,7 +70,7 @@ export type Role = "analyst" | "engineer" | "admin";
  * agent resumes with, and the reason a call that did not run was cancelled.
  */
 export type ConfirmationResult =
-  "confirmed" | "denied" | "expired" | "cancelled" | "superseded" | "stale";
+  "confirmed" | "denied" | "expired" | "cancelled" | "superseded" | "stale" | "awaiting_approval";
 
 /**
  * Append the token to the last assistant message.
@@ -170,6 +170,7 @@ export interface GuardrailDecision {
   permission: PermissionResult;
   requires_confirmation: boolean;
   prompt: string;
+  approvers?: number;
 }
 /**
  * The answer of the role check; a denial names the role that would be allowed.
