@@ -1,6 +1,6 @@
 """The /agent page in headless Chromium (Debian's package, driven by Playwright) against the real
 local stack: the chat and REST API functions behind the local gateway with the built page on the
-same origin, moto and the sample upstream behind them, the offline model answering."""
+same origin, moto and the sample upstream behind them, the stand-in model answering."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pydantic import Field
 from functions.api.app import create_app as create_api_app
 from local.agent_stack import (
     AgentStack,
-    RecordingOfflineModel,
+    RecordingStandinModel,
     chat_app,
     minted_service_tokens,
     user_issuer,
@@ -87,8 +87,8 @@ HOLD_S: Final = 60.0
 """How long `ModelKnobs.hold_after` holds an answer."""
 
 
-class FlakyOfflineModel(RecordingOfflineModel):
-    """The offline model, which a test can slow down or make fail (`knobs`)."""
+class FlakyStandinModel(RecordingStandinModel):
+    """The stand-in model, which a test can slow down or make fail (`knobs`)."""
 
     knobs: ModelKnobs = Field(default_factory=ModelKnobs)
 
@@ -133,7 +133,7 @@ class PageStack:
     url: str
     stack: AgentStack
     store: DynamoDBConversationStore
-    model: FlakyOfflineModel
+    model: FlakyStandinModel
     service_tokens: ServiceTokenSwitch
 
     def token(self, role: str, subject: str | None = None) -> str:
@@ -151,7 +151,7 @@ def page_stack(
     stack: AgentStack, *, build: Path = LOCAL_BUILD, token_delay_s: float = 0.01
 ) -> Iterator[PageStack]:
     """The chat and REST functions and the built page behind the local gateway, under uvicorn."""
-    model = FlakyOfflineModel(knobs=ModelKnobs(token_delay_s=token_delay_s))
+    model = FlakyStandinModel(knobs=ModelKnobs(token_delay_s=token_delay_s))
     switch = ServiceTokenSwitch(stack)
     chat, store, _ = chat_app(stack, model, audit=MemoryAuditSink(), service_token=switch)
     api = create_api_app(build_api(stack.settings))

@@ -1,7 +1,7 @@
 """POST /api/agent/ag-ui through a real uvicorn server: every event parsed with the
 `ag-ui-protocol` package's own models, and each run's shape checked as AG-UI 1.0 requires.
 
-The same turns as /api/agent/chat (moto, the sample upstream, the offline model); what the
+The same turns as /api/agent/chat (moto, the sample upstream, a scripted model); what the
 upstream received is read from its fault plan's request count.
 """
 
@@ -35,12 +35,12 @@ from local.agent_stack import AgentStack, chat_app
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.expired_cards import ExpiryTold
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer
+from tests.support.models import ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -51,9 +51,9 @@ DEPLOYS = ("POST", "/api/dashboards/deploy")
 READS = ("GET", "/api/environments/ss-dev/dashboards")
 
 
-def make_chat(stack: AgentStack, model: OfflineChatModel | None = None) -> Iterator[ChatServer]:
+def make_chat(stack: AgentStack, model: ScriptedChatModel | None = None) -> Iterator[ChatServer]:
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(stack, model or OfflineChatModel(), audit)
+    app, store, _ = chat_app(stack, model or ScriptedChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
 
@@ -66,7 +66,7 @@ def quick_expiry_chat(stack: AgentStack) -> Iterator[ChatServer]:
 
 @pytest.fixture
 def slow_chat(stack: AgentStack) -> Iterator[ChatServer]:
-    yield from make_chat(stack, OfflineChatModel(token_delay_s=0.15))
+    yield from make_chat(stack, ScriptedChatModel(token_delay_s=0.15))
 
 
 @dataclass

@@ -23,8 +23,8 @@ import pytest
 from local.agent_stack import AgentStack, chat_app
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from tests.support.chat_server import ChatServer
+from tests.support.models import ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 CLIENT_DIR = Path(__file__).resolve().parents[1] / "ag_ui_client"
@@ -45,7 +45,7 @@ def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
     """One chat server for the module (its model pauses between words, so a client can stop a
     run midway): each test's client runs on a thread of its own."""
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(module_stack, OfflineChatModel(token_delay_s=0.002), audit)
+    app, store, _ = chat_app(module_stack, ScriptedChatModel(token_delay_s=0.002), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, module_stack, store, audit)
 

@@ -18,7 +18,7 @@ from langchain_core.outputs import ChatResult
 
 from local.agent_stack import (
     AgentStack,
-    RecordingOfflineModel,
+    RecordingStandinModel,
     answer,
     collect,
     confirming,
@@ -26,8 +26,8 @@ from local.agent_stack import (
 )
 from local.demo_users import DEMO_USERS
 from local.fault_injection import Fault, FaultKind
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import InMemoryConfirmedCall
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.domain.chat_events import ConfirmationResult, EventType
 from sstools_agent.domain.confirmations import fingerprint
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
@@ -84,7 +84,7 @@ def only(events: list[Any], kind: EventType) -> dict[str, Any]:
 
 async def test_s1_a1_status_of_this_dashboard_without_naming_it(stack: AgentStack):
     # Given /agent?objectType=dashboard&objectId=10&envId=ss-dev and an engineer
-    model = RecordingOfflineModel()
+    model = RecordingStandinModel()
     events = await collect(
         stack.agent(model).send(
             thread(), "какой статус у этого дашборда?", stack.context("engineer", DASHBOARD_10)
@@ -143,7 +143,7 @@ async def test_s1_a2_problems_with_this_dataset(stack: AgentStack):
     ids=["dashboard", "dataset"],
 )
 async def test_s1_a3_a4_only_the_objects_tools_are_given_to_the_model(stack, context, expected):
-    model = RecordingOfflineModel()
+    model = RecordingStandinModel()
     await collect(
         stack.agent(model).send(thread(), "что ты умеешь?", stack.context("admin", context))
     )
@@ -171,7 +171,7 @@ async def test_s1_a5_a_new_page_means_a_new_object_no_sticking(stack: AgentStack
 
 
 async def test_s1_a6_without_an_object_every_allowed_tool_is_offered(stack: AgentStack):
-    model = RecordingOfflineModel()
+    model = RecordingStandinModel()
     await collect(
         stack.agent(model).send(
             thread(), "что ты умеешь?", stack.context("admin", page(None, None, "prod"))
@@ -181,7 +181,7 @@ async def test_s1_a6_without_an_object_every_allowed_tool_is_offered(stack: Agen
 
 
 async def test_without_context_the_prompt_says_context_unavailable(stack: AgentStack):
-    model = RecordingOfflineModel()
+    model = RecordingStandinModel()
     events = await collect(
         stack.agent(model).send(thread(), "какие есть окружения?", stack.context("analyst", None))
     )
@@ -269,7 +269,7 @@ async def test_s2_a5_deny_ends_with_an_explicit_cancellation(stack: AgentStack):
 
 async def test_s3_a1_analysts_are_never_offered_write_tools(stack: AgentStack):
     for context in (DASHBOARD_10, DATASET_15, page(None, None, "ss-dev")):
-        model = RecordingOfflineModel()
+        model = RecordingStandinModel()
         await collect(
             stack.agent(model).send(thread(), "что ты умеешь?", stack.context("analyst", context))
         )
@@ -286,7 +286,7 @@ async def test_an_analysts_deploy_is_refused_with_the_role_its_target_needs(
     # The tool is kept from the analyst (a write); the refusal names the role the target's tier
     # needs, from the kept-out reason, not the least role of any tier
     events = await collect(
-        stack.agent(OfflineChatModel()).send(
+        stack.agent(StandinChatModel()).send(
             thread(), f"задеплой этот дашборд в {target}", stack.context("analyst", DASHBOARD_10)
         )
     )
@@ -592,7 +592,7 @@ async def test_a_500_kb_tool_output_survives_a_checkpoint_through_s3(stack: Agen
     assert listed.get("KeyCount", 0) > 0
 
 
-class BrokenModel(OfflineChatModel):
+class BrokenModel(StandinChatModel):
     def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
         raise ConnectionError("model endpoint unreachable")
 

@@ -27,7 +27,7 @@ from local.sample_files import PDF, PNG
 from local.servers import serve
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.domain.attachments import ATTACHMENTS_OFF, NAME_META, attached_key, upload_key
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.settings import Settings
@@ -116,7 +116,7 @@ def origin(stack_settings: Settings, upstream_server: SampleUpstream) -> Iterato
     stack = AgentStack(settings, upstream_server)
     audit = MemoryAuditSink()
     api = create_api_app(build_api(settings))
-    chat, store, _ = chat_app(stack, OfflineChatModel(), audit=audit)
+    chat, store, _ = chat_app(stack, StandinChatModel(), audit=audit)
     gateway = LocalGateway({"ChatFunction": chat, "ApiFunction": api})
     with serve(gateway, lifespan="on") as url:
         yield Origin(url, stack, store, audit)
@@ -186,7 +186,7 @@ def test_what_the_model_read_of_a_csv_fits_its_budget_with_the_row_count(origin:
     assert status == 200
     assert "4 столбца: order_id, customer, amount, created_at" in answer_of(events)
     thread = events[-1]["conversation_id"]
-    agent = origin.stack.agent(OfflineChatModel())
+    agent = origin.stack.agent(StandinChatModel())
     state = agent.graph.get_state({"configurable": {"thread_id": thread}})
     question = state.values["messages"][0]
     assert len(question.text) < 4000 + 200  # the block's budget, and the user's words

@@ -13,10 +13,10 @@ import pytest
 from local.agent_stack import AgentStack, chat_app
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.gradio import GRADIO_PATH
 from sstools_agent.chat.turns import STOPPED_TEXT
 from tests.support.chat_server import ChatServer
+from tests.support.models import ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 gradio_client = pytest.importorskip("gradio_client", reason="requirements-dev pins gradio_client")
@@ -31,7 +31,7 @@ DEPLOYS = ("POST", "/api/dashboards/deploy")
 def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
     """One chat server whose model pauses between words, so a cancel lands while it speaks."""
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(module_stack, OfflineChatModel(token_delay_s=0.02), audit)
+    app, store, _ = chat_app(module_stack, ScriptedChatModel(token_delay_s=0.02), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, module_stack, store, audit)
 

@@ -28,10 +28,10 @@ from local.servers import serve
 from sstools_agent.adapters.blob_store import S3BlobStore
 from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.tool_output_summary import to_json
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.api import build_api
+from tests.support.models import ScriptedChatModel
 
 ITEM_LIMIT_BYTES = 400 * 1024
 SEARCH = {
@@ -65,7 +65,7 @@ class Origin:
 
 def _origin(stack: AgentStack, **chat_options: Any) -> Iterator[Origin]:
     api = create_api_app(build_api(stack.settings))
-    chat, _, _ = chat_app(stack, OfflineChatModel(), MemoryAuditSink(), **chat_options)
+    chat, _, _ = chat_app(stack, ScriptedChatModel(), MemoryAuditSink(), **chat_options)
     with serve(LocalGateway({"ChatFunction": chat, "ApiFunction": api}), lifespan="on") as url:
         yield Origin(url, stack)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from local.agent_stack import AgentStack, RecordingOfflineModel, answer
+from local.agent_stack import AgentStack, RecordingStandinModel, answer
 from local.fault_injection import Fault, FaultKind
 from sstools_agent.adapters.embeddings import OfflineEmbedder
 from sstools_agent.adapters.memory import MemoryAuditSink
@@ -40,7 +40,7 @@ def router() -> ToolRouter:
 
 def chat_turns(
     stack: AgentStack,
-    model: RecordingOfflineModel,
+    model: RecordingStandinModel,
     router: ToolRouter,
     audit: MemoryAuditSink,
     prefetch_timeout_s: float = 1.5,
@@ -68,11 +68,11 @@ async def turn(
     ui_context: dict[str, Any],
     *,
     prefetch_timeout_s: float = 10,
-) -> tuple[list[ChatEvent], RecordingOfflineModel, MemoryAuditSink, float]:
+) -> tuple[list[ChatEvent], RecordingStandinModel, MemoryAuditSink, float]:
     """One new-message turn as the chat function runs it; its events, model, audit, seconds.
     The prefetch's budget is one no busy machine misses (at the product's 1.5 s a loaded CI
     machine missed it once); the test of the budget itself sets its own."""
-    model, audit = RecordingOfflineModel(), MemoryAuditSink()
+    model, audit = RecordingStandinModel(), MemoryAuditSink()
     turns = chat_turns(stack, model, router, audit, prefetch_timeout_s)
     context = stack.context(role, ui_context)
     started = time.monotonic()
@@ -187,7 +187,7 @@ async def test_an_answer_to_a_clarifying_question_keeps_the_tool_it_was_about(
     stack: AgentStack, router: ToolRouter
 ):
     # Given the agent asked where to deploy this dashboard
-    model, audit = RecordingOfflineModel(), MemoryAuditSink()
+    model, audit = RecordingStandinModel(), MemoryAuditSink()
     turns = chat_turns(stack, model, router, audit)
     context = stack.context("engineer", DASHBOARD_10)
 

@@ -18,7 +18,7 @@ from tests.support.seed import DASHBOARD_10_LINK
 
 Tabs = Callable[[PageStack, str], AgentPage]
 STATUS = "какой статус у этого дашборда?"
-LONG = "что ты умеешь?"  # the longest offline answer: a list of tools, streamed word by word
+LONG = "что ты умеешь?"  # the longest stand-in answer: a list of tools, streamed word by word
 FIRST_TOOL = tool_label("show_capabilities")
 """The first tool that answer lists, in the words a person reads."""
 TAIL = "Ещё доступно:"
