@@ -71,7 +71,7 @@ def fresh_upstream(upstream_server: SampleUpstream) -> SampleUpstream:
 
 @pytest.fixture(scope="module")
 def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
-    """One chat server (offline model, audit in memory) for a module whose tests use
+    """One chat server (the stand-in model, audit in memory) for a module whose tests use
     conversations of their own; a module may override it (another model, say)."""
     audit = MemoryAuditSink()
     app, store, _ = chat_app(module_stack, StandinChatModel(), audit)

@@ -1,0 +1,24 @@
+"""What the stand-in model does not do yet that tests of what a user sees require: each gap is a
+strict expected failure on the tests it fails, named once here, so the day the stand-in closes it
+those tests pass, strict xfail fails them, and the mark goes."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pytest
+
+VALUES_NOT_IN_WORDS: Final = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "stand-in gap: its answer shows a result's keys, the upstream's statuses and ISO times as "
+        "they come (`git`: ( `status`: «behind» )), not in words through domain/wording.py"
+    ),
+)
+FAILURE_SAID_TWICE: Final = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "stand-in gap: after a failed or timed-out call its answer repeats the failure, with the "
+        "error's code and English text, which the tool card already says"
+    ),
+)
