@@ -9,13 +9,14 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlencode
 
+from langchain_core.messages import AIMessage, BaseMessage
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, ViewportSize, expect
 from pydantic import Field
 
@@ -81,6 +82,9 @@ class ModelKnobs:
     hold_after: str | None = None
     """Once the streamed answer contains this, the stream holds for a minute (until its run is
     cancelled): what comes after it can only come if nothing stopped the run."""
+    answer: str | None = None
+    """An answer to say instead of the stand-in's, whatever was asked: for tests of the stream
+    (stop, reload, another tab), which need a long answer, not a reading of the message."""
 
 
 HOLD_S: Final = 60.0
@@ -100,6 +104,11 @@ class FlakyStandinModel(RecordingStandinModel):
     def _generate(self, *args: Any, **kwargs: Any) -> Any:
         self._fail_if_told()
         return super()._generate(*args, **kwargs)
+
+    def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        if self.knobs.answer is not None:
+            return AIMessage(content=self.knobs.answer)
+        return super().respond(messages)
 
     async def _astream(self, *args: Any, **kwargs: Any) -> Any:
         self._fail_if_told()

@@ -40,7 +40,7 @@ from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer
-from tests.support.models import ScriptedChatModel
+from tests.support.models import ANSWER, ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -56,6 +56,12 @@ def make_chat(stack: AgentStack, model: ScriptedChatModel | None = None) -> Iter
     app, store, _ = chat_app(stack, model or ScriptedChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
+
+
+@pytest.fixture(scope="module")
+def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
+    """The module's server answers with a scripted model: these tests are of the protocol."""
+    yield from make_chat(module_stack)
 
 
 @pytest.fixture
@@ -208,7 +214,7 @@ async def asked(chat: ChatServer, role: str = "engineer", message: str = DEPLOY)
     run = await a_run(chat, thread, message=message, role=role)
     outcome = run.finished.outcome
     assert outcome is not None
-    assert outcome.type == "interrupt", outcome
+    assert outcome.type == "interrupt", (outcome, run.text)
     (interrupt,) = outcome.interrupts
     return thread, interrupt
 
@@ -224,7 +230,7 @@ async def test_a_read_turn_streams_text_and_a_tool_call_with_its_result(chat: Ch
     assert start.tool_call_name == "search_dashboards"
     assert result.tool_call_id == start.tool_call_id
     assert json.loads(result.content)["total"] == 1
-    assert "git-статус" in run.text
+    assert ANSWER in run.text  # the answer after the tool's result
     finished = run.finished
     assert finished.outcome is not None
     assert finished.outcome.type == "success"

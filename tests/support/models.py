@@ -47,7 +47,7 @@ DEPLOY_MESSAGE: Final = "задеплой дашборд 10 в staging"
 STATUS_MESSAGE: Final = "какой статус у этого дашборда?"
 """A read about dashboard 10's page: one search_dashboards call."""
 SEARCH_MESSAGE: Final = "найди дашборды"
-"""A read of every dashboard: one search_dashboards call with the upstream's page size."""
+"""A search of the environment's dashboards: one search_dashboards call, its defaults."""
 ANSWER: Final = "Вот что вернул инструмент:"
 """How a scripted answer starts (the tools' output, cut short, follows it)."""
 SAID_AFTER_TOOLS: Final = 300
@@ -61,7 +61,7 @@ COMMON_SCRIPT: Final[dict[str, list[dict[str, Any]]]] = {
         }
     ],
     STATUS_MESSAGE: [{"name": "search_dashboards", "args": {"dashboard_ids": [10]}}],
-    SEARCH_MESSAGE: [{"name": "search_dashboards", "args": {"limit": 200}}],
+    SEARCH_MESSAGE: [{"name": "search_dashboards", "args": {}}],
     # the sample API Gateway event's message (events/chat_api_gateway.json), on dataset 15's page
     "есть ли проблемы с этим датасетом?": [
         {"name": "superset_explore_database", "args": {"dataset_id": 15}}

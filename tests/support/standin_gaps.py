@@ -22,3 +22,10 @@ FAILURE_SAID_TWICE: Final = pytest.mark.xfail(
         "error's code and English text, which the tool card already says"
     ),
 )
+CAPABILITIES_AS_DATA: Final = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "stand-in gap: its answer to «что ты умеешь?» lists the capability tool's records (keys, "
+        "English descriptions, the role's id), not the catalog's labels with «Ещё доступно:»"
+    ),
+)
