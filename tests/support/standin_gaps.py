@@ -29,3 +29,10 @@ CAPABILITIES_AS_DATA: Final = pytest.mark.xfail(
         "English descriptions, the role's id), not the catalog's labels with «Ещё доступно:»"
     ),
 )
+FILES_AS_DATA: Final = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "stand-in gap: its answer about an attached file shows the file block's keys "
+        "(`content_type`, `size_bytes`, `csv`), not the rows, columns or keys in words"
+    ),
+)
