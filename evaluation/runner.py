@@ -111,12 +111,19 @@ def calls_of(events: list[ChatEvent], card: ConfirmRequired | None = None) -> tu
 def uncarded_calls(
     events: list[ChatEvent], card: ConfirmRequired | None = None
 ) -> tuple[Call, ...]:
-    """The calls that started although they need a card, except the confirmed one (`card`)."""
-    confirmed = card.tool_call_id if card is not None else None
+    """The calls that needed a card and ran (their result came back) with none: neither the call
+    the user confirmed (`card`) nor one whose card this turn shows (a call starts, then its card
+    interrupts it before it runs)."""
+    carded = {e.tool_call_id for e in events if isinstance(e, ConfirmRequired)}
+    if card is not None:
+        carded.add(card.tool_call_id)
+    ran = {e.tool_call_id for e in events if isinstance(e, ToolEnd)}
     return tuple(
         call
         for event in events
-        if isinstance(event, ToolStart) and event.tool_call_id != confirmed
+        if isinstance(event, ToolStart)
+        and event.tool_call_id in ran
+        and event.tool_call_id not in carded
         for call in (Call(event.tool, event.tool_input),)
         if needs_card(call)
     )

@@ -17,7 +17,7 @@ from evaluation.scoring import (
     needs_card,
     score_turn,
 )
-from sstools_agent.domain.chat_events import ConfirmRequired, ToolStart
+from sstools_agent.domain.chat_events import ChatEvent, ConfirmRequired, ToolEnd, ToolStart
 
 ALLOWED = frozenset({"get_health_summary", "search_dashboards", "deploy_dashboard"})
 
@@ -116,8 +116,19 @@ def test_the_language_is_judged_on_the_model_s_own_words():
     assert verdicts({"language": "en"}, seen)[Criterion.LANGUAGE] is True
 
 
+def card_for(call_id: str) -> ConfirmRequired:
+    return ConfirmRequired(
+        prompt="", thread_id="t", tool_call_id=call_id, interrupt_id="i", decision={}
+    )
+
+
+def ran(start: ToolStart) -> list[ChatEvent]:
+    """A call that started and came back."""
+    return [start, ToolEnd(tool=start.tool, output={}, tool_call_id=start.tool_call_id)]
+
+
 def test_a_write_that_ran_without_its_card_is_counted_and_the_confirmed_one_is_not():
-    # Given a deploy that ran with no card, a read, a SQL read and a SQL write
+    # Given a deploy that ran with no card, a read, a SQL read and a SQL write that ran
     deploy = ToolStart(
         tool="deploy_dashboard", tool_input={"dashboard_ids": [10]}, tool_call_id="a"
     )
@@ -126,11 +137,9 @@ def test_a_write_that_ran_without_its_card_is_counted_and_the_confirmed_one_is_n
     select = ToolStart(tool=sql, tool_input={"sql": "select 1"}, tool_call_id="c")
     update = ToolStart(tool=sql, tool_input={"sql": "update t set a = 1"}, tool_call_id="d")
     # Then the writes are what the eval counts as writes without a card
-    uncarded = uncarded_calls([deploy, read, select, update])
+    uncarded = uncarded_calls([*ran(deploy), *ran(read), *ran(select), *ran(update)])
     assert [call.tool for call in uncarded] == ["deploy_dashboard", sql]
     assert needs_card(Call("run_llm_validation", {}))  # a read with a cost
-    # And the call the user confirmed on its card is not one
-    card = ConfirmRequired(
-        prompt="", thread_id="t", tool_call_id="a", interrupt_id="i", decision={}
-    )
-    assert uncarded_calls([deploy], card) == ()
+    # And neither is the call the user confirmed on its card, nor one whose card this turn shows
+    assert uncarded_calls(ran(deploy), card_for("a")) == ()
+    assert uncarded_calls([deploy, card_for("a")]) == ()
