@@ -36,3 +36,17 @@ FILES_AS_DATA: Final = pytest.mark.xfail(
         "(`content_type`, `size_bytes`, `csv`), not the rows, columns or keys in words"
     ),
 )
+THIS_WITHOUT_AN_OBJECT_SEARCHES: Final = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "stand-in gap: asked about «этот дашборд» on a page with no object, it lists the "
+        "environment's dashboards instead of asking for the dashboard's number"
+    ),
+)
+NOTHING_FOUND_AS_DATA: Final = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "stand-in gap: a search that finds nothing is shown as its data («total: 0»), not said "
+        "plainly (the object is not in that environment)"
+    ),
+)
