@@ -223,10 +223,10 @@ def test_a_link_whose_object_was_dropped_says_so_and_what_the_agent_sees(
     # And an answer about "this dashboard" does not claim there is none: it asks which one
     tab.send("какой статус у этого дашборда?")
     tab.wait_answered()
+    tab.screenshot("link-object-dropped")  # before the checks: docs/page.md shows what is said
     answer = tab.last_answer()
     assert "не найдены" not in answer, answer
     assert "номер" in answer, answer
-    tab.screenshot("link-object-dropped")
 
 
 @NOTHING_FOUND_AS_DATA

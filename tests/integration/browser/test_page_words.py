@@ -45,6 +45,7 @@ def test_what_can_you_do_lists_the_tools_in_words(site: PageStack, tabs: Tabs):
     # When they ask what the assistant can do
     tab.send("что ты умеешь?")
     tab.wait_answered()
+    tab.screenshot("capabilities-in-words")  # before the checks: docs/page.md shows what is said
     answer = tab.by("message-assistant").last
     # Then the tools are listed as the catalog names them, never by their ids
     expect(answer).to_contain_text("Список окружений")
@@ -56,7 +57,6 @@ def test_what_can_you_do_lists_the_tools_in_words(site: PageStack, tabs: Tabs):
     assert also.evaluate("e => e.closest('li')") is None
     for item in answer.locator("li").all():
         assert "Ещё доступно" not in item.inner_text(), item.inner_text()
-    tab.screenshot("capabilities-in-words")
 
 
 @VALUES_NOT_IN_WORDS
