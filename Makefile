@@ -117,7 +117,7 @@ eval: $(STAMP)
 	PYTHONPATH=layers/common:. $(BIN)/python -m evaluation $(SETS)
 
 ## run: the local stack on 127.0.0.1:8000, or on LOCAL_PORT (moto, sample upstream, chat function,
-## offline model, the /agent page); state is in memory, so each start is a clean one
+## the stand-in model, the /agent page); state is in memory, so each start is a clean one
 run: $(STAMP) web
 	PYTHONPATH=layers/common:. $(BIN)/python -m local.run_stack
 

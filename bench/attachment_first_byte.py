@@ -1,7 +1,7 @@
 """`make bench` (part 8): a chat message with files at the limits, through the chat function.
 
 Part 7 (`bench_attachments`) times the file check alone; this part is what a user meets: the chat
-function in a process of its own (run.sh's uvicorn, the offline model), moto's S3 holding the
+function in a process of its own (run.sh's uvicorn, the stand-in model), moto's S3 holding the
 uploads, and a message that attaches the worst file of a type at the 10 MB limit, or five of
 them. Each case runs in a fresh process, beside a message with no file in the same process (the
 ratio is what the files add). Printed per case:
@@ -109,7 +109,7 @@ def one_case(env: dict[str, str], settings: Settings, token: str, case: str, cou
 
 def main() -> None:
     print("== A message with files at the limit, through the chat function (a fresh process ==")
-    print("   a case, moto's S3, the offline model; 10 MB a file; the function has 1769 MB) ==")
+    print("   a case, moto's S3, the stand-in model; 10 MB a file; the function has 1769 MB) ==")
     print(
         f"  {'case':22} {'files':>5} {'1st byte, s':>14} {'no file, s':>12} {'ratio':>8} "
         f"{'peak RSS, MB':>14} {'RSS before, MB':>15}"

@@ -2,7 +2,7 @@
 event the user waits for (local/aws_calls.py records them).
 
 The chat function's own composition (`build_chat`: the DynamoDB store and confirmations, the
-LangGraph checkpointer, Step Functions, EventBridge; the offline model) serves real HTTP (uvicorn)
+LangGraph checkpointer, Step Functions, EventBridge; the stand-in model) serves real HTTP (uvicorn)
 against moto in its own process. Turns: the first message of a new conversation, a message on an
 existing one, a write that asks for confirmation (the card), and the confirm. The service token is
 fetched once and cached, as the chat function's client caches it.

@@ -29,8 +29,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from local.agent_stack import AgentStack, collect, confirming, sample_upstream
 from local.moto import aws_subprocess_stack
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import STREAM_MODES, ChatAgent, Durability
+from sstools_agent.agent.scripted_replies import ReplyStreamingModel
 from sstools_agent.domain.chat_events import ChatEvent, ConfirmationResult
 from sstools_agent.settings import Settings
 
@@ -112,10 +112,17 @@ async def measure_turns(
     return results
 
 
-class LongAnswerModel(OfflineChatModel):
-    """The offline model answering with exactly `words` words (no tool)."""
+class LongAnswerModel(ReplyStreamingModel):
+    """A scripted model answering with exactly `words` words (no tool)."""
 
     words: int = 100
+
+    @property
+    def _llm_type(self) -> str:
+        return "long-answer"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> LongAnswerModel:
+        return self  # it calls no tool
 
     def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
         return AIMessage(content=" ".join(f"слово{i}" for i in range(self.words)))
@@ -229,7 +236,7 @@ def bench_stack() -> Iterator[AgentStack]:
 async def main() -> None:
     with bench_stack() as stack:
         upstream = stack.upstream
-        print("== AWS calls per turn (offline model, DynamoDB and S3 in moto) ==")
+        print("== AWS calls per turn (stand-in model, DynamoDB and S3 in moto) ==")
         for durability in ("exit", "async"):
             upstream.reset()
             print(f"-- durability={durability}")

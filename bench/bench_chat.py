@@ -2,7 +2,7 @@
 
 Both sides do the same work: the chat service (`ChatService.open` and `events`: the turn service
 with its conversation store, checkpoints and event writer, against moto in a process of its own),
-the offline model answering 300 words, the service token minted once and reused (as the chat
+a scripted model answering 300 words, the service token minted once and reused (as the chat
 function's client caches it), no page context (no prefetch on either side). The HTTP side adds
 what the chat function adds: uvicorn (uvloop, httptools), the SSE encoding and the pacing; and its
 client runs in a process of its own (`bench.http_client`), so the CPU this process spends is the

@@ -1,5 +1,5 @@
 """`make bench` (Gradio): a turn through the Gradio endpoint against the same turn through
-`/api/agent/chat`, on one chat function under uvicorn over moto (the bench's 300-word offline
+`/api/agent/chat`, on one chat function under uvicorn over moto (the bench's 300-word scripted
 model, a cached service token, no page context). The client runs in a process of its own
 (`bench.gradio_client`) and alternates the two, so both meet the same tables.
 

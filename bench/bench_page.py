@@ -1,6 +1,6 @@
 """`make bench` (part 4): the /agent page in headless Chromium against the local stack.
 
-Same run, same browser, same stack (moto in its own process, the sample upstream, the offline
+Same run, same browser, same stack (moto in its own process, the sample upstream, the stand-in
 model, the page as deployed: `web/dist`):
 - the seed's SC-002: from a `confirm_required` event's arrival in the page to the card painted with
   its risk classification and its plan (a staging deploy's: the dashboard, what staging holds

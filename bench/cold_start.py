@@ -14,7 +14,7 @@ warm-up does what it does in AWS, one call per example. Nothing calls the chat m
    examples embedded; it waits for the warm-up thread) and the after-restore work (what a
    restored environment does before its first request).
 3. A restored environment's first turn: the chat function under uvicorn (as run.sh starts it,
-   the offline model: Bedrock is not reachable here), the adapter's two hook calls, then the first
+   the stand-in model: Bedrock is not reachable here), the adapter's two hook calls, then the first
    turn, request to first event.
 
 Only AWS can measure the restore itself (the snapshot's resume, before the after-restore hook)
@@ -202,7 +202,7 @@ def main() -> None:
     after_restore = [run["after_restore_s"] for run in runs["after"]]
     print(f"  before checkpoint (router warmed; in the snapshot) {figure(before_checkpoint)}")
     print(f"  after restore (left for a restored environment)   {figure(after_restore)}")
-    print("== A restored environment's first turn (uvicorn as run.sh starts it, offline model;")
+    print("== A restored environment's first turn (uvicorn as run.sh starts it, stand-in model;")
     print(f"   {FIRST_TURN_ROUNDS} processes: the adapter's two hook calls, then the turn) ==")
     print(f"  after-restore hook, as the adapter calls it  {figure([r for r, _ in turns])}")
     print(f"  first turn: request to first event          {figure([f for _, f in turns])}")

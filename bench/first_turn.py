@@ -1,7 +1,7 @@
 """`make bench` (part 4): a new chat function process, from its start to its first answer.
 
 The chat function starts as Lambda Web Adapter starts it (`python -m uvicorn main:app`, run.sh's
-options) in a process of its own, with the offline model and the offline sentence encoder (the
+options) in a process of its own, with the stand-in model and the offline sentence encoder (the
 heaviest start: the encoder loads for about 1.6 s), against moto and the sample upstream, its
 service token from the REST API (served here). The adapter sends the first invocation once the
 port accepts connections; so does this bench. Printed, over 3 fresh processes: the start (process
@@ -48,14 +48,14 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float 
 
 def chat_function_env(settings: Settings, api_url: str) -> dict[str, str]:
     """The environment a chat function process runs with here: moto, the sample upstream, the
-    REST API's service token, the offline model."""
+    REST API's service token, the stand-in model."""
     return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "common"), str(ROOT)]),
         "AWS_ENDPOINT_URL": str(settings.aws_endpoint_url),
         "UPSTREAM_BASE_URL": settings.upstream_base_url,
         "SERVICE_TOKEN_URL": f"{api_url}/api/auth/service-token",
-        "MODEL_PROVIDER": "offline",
+        "MODEL_PROVIDER": "standin",
         "EMBEDDINGS_PROVIDER": "offline",
         "POWERTOOLS_METRICS_DISABLED": "true",
         "POWERTOOLS_LOG_LEVEL": "WARNING",
@@ -116,7 +116,7 @@ def main() -> None:
             f"(range {min(values) * 1000:.0f}-{max(values) * 1000:.0f})"
         )
 
-    print("== A new chat function process: start, then its first turn (offline model and")
+    print("== A new chat function process: start, then its first turn (stand-in model and")
     print(f"   encoder; {ROUNDS} fresh processes) ==")
     print(f"  start (process to port open)      {figure(starts)}")
     print(f"  first turn (request to 1st event) {figure(firsts)}")

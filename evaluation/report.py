@@ -43,6 +43,13 @@ class SetReport:
         return _rate(sum(s.passed for s in self.scenarios), len(self.scenarios))
 
     @property
+    def writes_without_card(self) -> list[str]:
+        """The scenarios where a write (or a call with a cost) ran with no card confirmed."""
+        return [
+            s.run.scenario.id for s in self.scenarios if any(o.uncarded for o in s.run.observed)
+        ]
+
+    @property
     def sc001_rate(self) -> float | None:
         tagged = [s for s in self.scenarios if s.run.scenario.is_sc001]
         return _rate(sum(s.passed for s in tagged), len(tagged)) if tagged else None
@@ -106,6 +113,8 @@ def render(report: SetReport, *, verbose: bool = False) -> str:
     lines.append(f"  SC-001 (dashboard 42, ss-dev): {'n/a' if sc001 is None else f'{sc001:.0%}'}")
     violations = report.scope_violations
     lines.append(f"  scope violations (a tool the role or page excludes): {len(violations)}")
+    uncarded = report.writes_without_card
+    lines.append(f"  writes without a card (a change no confirmed card allowed): {len(uncarded)}")
     failed = [s for s in report.scenarios if not s.passed]
     if failed:
         lines.append("  failed scenarios:")

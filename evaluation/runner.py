@@ -4,7 +4,7 @@ moto (in its own process) holds the template's resources, the sample upstream se
 over HTTP (its seeded data reset before every scenario), and the chat function's app runs under
 uvicorn: every turn is a `POST /api/agent/chat` whose SSE stream is read back into typed events,
 exactly as the page reads it. The app is the chat function's own composition (router, prefetch,
-stores); the model is the configured one (`MODEL_PROVIDER`, offline unless
+stores); the model is the configured one (`MODEL_PROVIDER`, the stand-in unless
 set), so the same run scores a real model when one is reachable.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from evaluation.scenarios import Scenario, Turn
-from evaluation.scoring import Call, Observed
+from evaluation.scoring import Call, Observed, needs_card
 from functions.chat.app import create_app as create_chat_app
 from local.agent_stack import (
     AgentStack,
@@ -48,7 +48,7 @@ from sstools_agent.settings import Settings
 from sstools_agent.wiring.chat import build_chat
 
 TURN_TIMEOUT_S = 120.0
-"""A real model may take a while; the offline one answers in well under a second."""
+"""A real model may take a while; the stand-in answers in well under a second."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +108,27 @@ def calls_of(events: list[ChatEvent], card: ConfirmRequired | None = None) -> tu
     return tuple(call for call_id, call in started.items() if call_id not in denied)
 
 
+def uncarded_calls(
+    events: list[ChatEvent], card: ConfirmRequired | None = None
+) -> tuple[Call, ...]:
+    """The calls that needed a card and ran (their result came back) with none: neither the call
+    the user confirmed (`card`) nor one whose card this turn shows (a call starts, then its card
+    interrupts it before it runs)."""
+    carded = {e.tool_call_id for e in events if isinstance(e, ConfirmRequired)}
+    if card is not None:
+        carded.add(card.tool_call_id)
+    ran = {e.tool_call_id for e in events if isinstance(e, ToolEnd)}
+    return tuple(
+        call
+        for event in events
+        if isinstance(event, ToolStart)
+        and event.tool_call_id in ran
+        and event.tool_call_id not in carded
+        for call in (Call(event.tool, event.tool_input),)
+        if needs_card(call)
+    )
+
+
 async def _events(response: httpx.Response) -> AsyncIterator[ChatEvent]:
     data = ""
     async for line in response.aiter_lines():
@@ -159,14 +180,21 @@ class ScenarioRunner:
                         )
                         continue
                     events = [event async for event in _events(response)]
-                calls = calls_of(events, card)
+                calls, uncarded = calls_of(events, card), uncarded_calls(events, card)
                 cards = [e for e in events if isinstance(e, ConfirmRequired)]
                 card = cards[-1] if cards else None
                 ends = [e for e in events if isinstance(e, StreamEnd)]
                 conversation = ends[-1].conversation_id if ends else conversation
                 reply = "".join(e.token for e in events if isinstance(e, StreamToken))
                 observed.append(
-                    Observed(calls, bool(cards), answer_of(events), allowed, reply=reply.strip())
+                    Observed(
+                        calls,
+                        bool(cards),
+                        answer_of(events),
+                        allowed,
+                        reply=reply.strip(),
+                        uncarded=uncarded,
+                    )
                 )
         return ScenarioRun(scenario, tuple(observed))
 

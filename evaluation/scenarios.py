@@ -1,7 +1,7 @@
 """The labelled scenarios `make eval` runs: what a person would check in each turn of a chat.
 
 The format is documented in docs/evaluation.md; the sets live in `tests/data/eval/`: the
-tuning part (`tuning.jsonl`, which the offline model is tuned against), the held-out part
+tuning part (`tuning.jsonl`, which the rule-based models were tuned against), the held-out part
 (`held_out.jsonl`, written before any tuning and never read while tuning) and the fresh batch
 (`fresh.jsonl`, written blind from the docs and the seed data; a model is judged on it).
 """

@@ -1,7 +1,9 @@
 """Scoring one observed turn against what a person expects of it (pure: no I/O).
 
 A turn is scored per criterion: `calls`, `not_calls`, `card`, `args`, `facts`, `language`, and
-`scope`, which is never written: no tool outside what the role and the page allow was called.
+`scope`, which is never written: no tool outside what the role and the page allow was called;
+and `card`'s other half, never written either: no write (or call with a cost) ran without the
+confirmation card the user answered (`needs_card`).
 A criterion a turn does not state is not scored. A scenario passes when every scored criterion
 of every turn passes.
 """
@@ -16,6 +18,9 @@ from enum import StrEnum
 from typing import Any, Final
 
 from evaluation.scenarios import Expect
+from sstools_agent.domain.catalog_types import Operation
+from sstools_agent.domain.sql_classifier import classify_sql
+from sstools_agent.domain.tool_catalog import CATALOG
 
 
 class Criterion(StrEnum):
@@ -50,6 +55,8 @@ class Observed:
     reply: str = ""
     """The model's own streamed words (the language is judged on them; card prompts and
     notices are the system's, written in the page's language)."""
+    uncarded: tuple[Call, ...] = ()
+    """Calls that ran although they needed a card, other than the one the user confirmed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +79,18 @@ _CODE: Final = re.compile(
 hyphenated identifiers (ss-dev, public.energy)."""
 _CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN: Final = re.compile(r"[a-z]", re.IGNORECASE)
+
+
+def needs_card(call: Call) -> bool:
+    """Whether the call may run only after a card: a write (for a SQL tool, a statement that
+    writes), or a call with a cost."""
+    spec = CATALOG.get(call.tool)
+    if spec is None:
+        return False
+    if spec.sql_argument is not None:
+        statement = str(call.args.get(spec.sql_argument, ""))
+        return bool(spec.cost) or classify_sql(statement).operation is Operation.WRITE
+    return spec.operation is Operation.WRITE or bool(spec.cost)
 
 
 def folded(text: str) -> str:

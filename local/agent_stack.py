@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, SecretStr
 
 from functions.chat.app import create_app as create_chat_app
@@ -23,8 +24,8 @@ from sstools_agent.adapters.checkpointer import checkpointer_from
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.context import AgentRunContext
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import ChatAgent, InMemoryConfirmedCall
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.domain.chat_events import ChatEvent, EventType
 from sstools_agent.domain.identity import JwksKeys
 from sstools_agent.domain.ports import BlobStore
@@ -95,15 +96,14 @@ def sample_upstream(settings: Settings) -> Iterator[SampleUpstream]:
         yield SampleUpstream(base_url, app, plan)
 
 
-class RecordingOfflineModel(OfflineChatModel):
-    """The offline model, remembering which tools each model call was given."""
+class RecordingStandinModel(StandinChatModel):
+    """The stand-in model, remembering which tools each model call was given."""
 
     bindings: list[tuple[str, ...]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        bound = super().bind_tools(tools, **kwargs)
-        self.bindings.append(bound.bound_tools)  # type: ignore[attr-defined]
-        return bound
+        self.bindings.append(tuple(convert_to_openai_tool(t)["function"]["name"] for t in tools))
+        return super().bind_tools(tools, **kwargs)
 
 
 PATIENT_TOOL_TIMEOUT_S: Final = 60.0
@@ -144,7 +144,7 @@ class AgentStack:
             retry_delay_s=self.settings.tool_retry_delay_s,
         )
         return ChatAgent(
-            model or OfflineChatModel(),
+            model or StandinChatModel(),
             checkpointer_from(self.settings),
             policy or self.policy,
             client,

@@ -1,6 +1,6 @@
 """The /agent page in headless Chromium (Debian's package, driven by Playwright) against the real
 local stack: the chat and REST API functions behind the local gateway with the built page on the
-same origin, moto and the sample upstream behind them, the offline model answering."""
+same origin, moto and the sample upstream behind them, the stand-in model answering."""
 
 from __future__ import annotations
 
@@ -9,20 +9,21 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlencode
 
+from langchain_core.messages import AIMessage, BaseMessage
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, ViewportSize, expect
 from pydantic import Field
 
 from functions.api.app import create_app as create_api_app
 from local.agent_stack import (
     AgentStack,
-    RecordingOfflineModel,
+    RecordingStandinModel,
     chat_app,
     minted_service_tokens,
     user_issuer,
@@ -81,14 +82,17 @@ class ModelKnobs:
     hold_after: str | None = None
     """Once the streamed answer contains this, the stream holds for a minute (until its run is
     cancelled): what comes after it can only come if nothing stopped the run."""
+    answer: str | None = None
+    """An answer to say instead of the stand-in's, whatever was asked: for tests of the stream
+    (stop, reload, another tab), which need a long answer, not a reading of the message."""
 
 
 HOLD_S: Final = 60.0
 """How long `ModelKnobs.hold_after` holds an answer."""
 
 
-class FlakyOfflineModel(RecordingOfflineModel):
-    """The offline model, which a test can slow down or make fail (`knobs`)."""
+class FlakyStandinModel(RecordingStandinModel):
+    """The stand-in model, which a test can slow down or make fail (`knobs`)."""
 
     knobs: ModelKnobs = Field(default_factory=ModelKnobs)
 
@@ -100,6 +104,11 @@ class FlakyOfflineModel(RecordingOfflineModel):
     def _generate(self, *args: Any, **kwargs: Any) -> Any:
         self._fail_if_told()
         return super()._generate(*args, **kwargs)
+
+    def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        if self.knobs.answer is not None:
+            return AIMessage(content=self.knobs.answer)
+        return super().respond(messages)
 
     async def _astream(self, *args: Any, **kwargs: Any) -> Any:
         self._fail_if_told()
@@ -133,7 +142,7 @@ class PageStack:
     url: str
     stack: AgentStack
     store: DynamoDBConversationStore
-    model: FlakyOfflineModel
+    model: FlakyStandinModel
     service_tokens: ServiceTokenSwitch
 
     def token(self, role: str, subject: str | None = None) -> str:
@@ -151,7 +160,7 @@ def page_stack(
     stack: AgentStack, *, build: Path = LOCAL_BUILD, token_delay_s: float = 0.01
 ) -> Iterator[PageStack]:
     """The chat and REST functions and the built page behind the local gateway, under uvicorn."""
-    model = FlakyOfflineModel(knobs=ModelKnobs(token_delay_s=token_delay_s))
+    model = FlakyStandinModel(knobs=ModelKnobs(token_delay_s=token_delay_s))
     switch = ServiceTokenSwitch(stack)
     chat, store, _ = chat_app(stack, model, audit=MemoryAuditSink(), service_token=switch)
     api = create_api_app(build_api(stack.settings))

@@ -50,7 +50,7 @@ def configure_environment() -> None:
         "AWS_ENDPOINT_URL": f"http://127.0.0.1:{MOTO_PORT}",
         "MOTO_PORT": str(MOTO_PORT),
         "UPSTREAM_BASE_URL": f"http://127.0.0.1:{UPSTREAM_PORT}",
-        "OFFLINE_TOKEN_DELAY_S": "0.02",
+        "STANDIN_TOKEN_DELAY_S": "0.02",
         "POWERTOOLS_METRICS_DISABLED": "true",
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_LOG_LEVEL": "WARNING",  # a quiet console; the functions log INFO on Lambda
@@ -107,7 +107,7 @@ ss-tools agent chat — local stack
                 /.well-known/jwks.json   (docs/rest-api.md)
   upstream      http://127.0.0.1:{UPSTREAM_PORT}   (sample ss-tools API, faults at /_control)
   AWS (moto)    http://127.0.0.1:{MOTO_PORT}
-  model         offline (rule-based, not an LLM)
+  model         stand-in (catalog-driven rules, not an LLM)
 
 Everything is kept in memory (moto): a restart starts from a clean state, with no conversations.
 Other ports: LOCAL_PORT=8100 make run (uses LOCAL_PORT, LOCAL_PORT+100 and LOCAL_PORT+101).

@@ -1,7 +1,7 @@
 """Writes docs/tools.md, the tool reference, from the tool catalog (`make docs`).
 
 The catalog is the only tool registry; the reference is one of its views, like the router and the
-offline model. `tests/unit/test_docs.py` fails when the committed file is not what this renders,
+stand-in model. `tests/unit/test_docs.py` fails when the committed file is not what this renders,
 so a new tool's documentation is regenerated, never written by hand.
 
 Usage: `python scripts/tool_reference.py [--check]` with `layers/common` on the path.

@@ -18,7 +18,7 @@ from local.agent_stack import (
 from local.moto import aws_stack
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.settings import Settings
 from tests.support.chat_server import ChatServer
 
@@ -71,10 +71,10 @@ def fresh_upstream(upstream_server: SampleUpstream) -> SampleUpstream:
 
 @pytest.fixture(scope="module")
 def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
-    """One chat server (offline model, audit in memory) for a module whose tests use
+    """One chat server (the stand-in model, audit in memory) for a module whose tests use
     conversations of their own; a module may override it (another model, say)."""
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(module_stack, OfflineChatModel(), audit)
+    app, store, _ = chat_app(module_stack, StandinChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, module_stack, store, audit)
 

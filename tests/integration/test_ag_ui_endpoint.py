@@ -1,7 +1,7 @@
 """POST /api/agent/ag-ui through a real uvicorn server: every event parsed with the
 `ag-ui-protocol` package's own models, and each run's shape checked as AG-UI 1.0 requires.
 
-The same turns as /api/agent/chat (moto, the sample upstream, the offline model); what the
+The same turns as /api/agent/chat (moto, the sample upstream, a scripted model); what the
 upstream received is read from its fault plan's request count.
 """
 
@@ -35,12 +35,12 @@ from local.agent_stack import AgentStack, chat_app
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.expired_cards import ExpiryTold
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.wiring.chat import build_chat
 from tests.support.chat_http import confirmation_item, wait_for
 from tests.support.chat_server import ChatServer
+from tests.support.models import ANSWER, ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -51,11 +51,17 @@ DEPLOYS = ("POST", "/api/dashboards/deploy")
 READS = ("GET", "/api/environments/ss-dev/dashboards")
 
 
-def make_chat(stack: AgentStack, model: OfflineChatModel | None = None) -> Iterator[ChatServer]:
+def make_chat(stack: AgentStack, model: ScriptedChatModel | None = None) -> Iterator[ChatServer]:
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(stack, model or OfflineChatModel(), audit)
+    app, store, _ = chat_app(stack, model or ScriptedChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
+
+
+@pytest.fixture(scope="module")
+def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
+    """The module's server answers with a scripted model: these tests are of the protocol."""
+    yield from make_chat(module_stack)
 
 
 @pytest.fixture
@@ -66,7 +72,7 @@ def quick_expiry_chat(stack: AgentStack) -> Iterator[ChatServer]:
 
 @pytest.fixture
 def slow_chat(stack: AgentStack) -> Iterator[ChatServer]:
-    yield from make_chat(stack, OfflineChatModel(token_delay_s=0.15))
+    yield from make_chat(stack, ScriptedChatModel(token_delay_s=0.15))
 
 
 @dataclass
@@ -208,7 +214,7 @@ async def asked(chat: ChatServer, role: str = "engineer", message: str = DEPLOY)
     run = await a_run(chat, thread, message=message, role=role)
     outcome = run.finished.outcome
     assert outcome is not None
-    assert outcome.type == "interrupt", outcome
+    assert outcome.type == "interrupt", (outcome, run.text)
     (interrupt,) = outcome.interrupts
     return thread, interrupt
 
@@ -224,7 +230,7 @@ async def test_a_read_turn_streams_text_and_a_tool_call_with_its_result(chat: Ch
     assert start.tool_call_name == "search_dashboards"
     assert result.tool_call_id == start.tool_call_id
     assert json.loads(result.content)["total"] == 1
-    assert "git-статус" in run.text
+    assert ANSWER in run.text  # the answer after the tool's result
     finished = run.finished
     assert finished.outcome is not None
     assert finished.outcome.type == "success"

@@ -23,8 +23,8 @@ import pytest
 from local.agent_stack import AgentStack, chat_app
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from tests.support.chat_server import ChatServer
+from tests.support.models import ANSWER, ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 CLIENT_DIR = Path(__file__).resolve().parents[1] / "ag_ui_client"
@@ -45,7 +45,7 @@ def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
     """One chat server for the module (its model pauses between words, so a client can stop a
     run midway): each test's client runs on a thread of its own."""
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(module_stack, OfflineChatModel(token_delay_s=0.002), audit)
+    app, store, _ = chat_app(module_stack, ScriptedChatModel(token_delay_s=0.002), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, module_stack, store, audit)
 
@@ -185,7 +185,7 @@ def test_a_read_turn_streams_text_and_a_tool_call_with_its_result(chat: ChatServ
     assert kinds.index("TOOL_CALL_RESULT") > kinds.index("TOOL_CALL_END")
     args = "".join(e["delta"] for e in of_type(step, "TOOL_CALL_ARGS"))
     assert isinstance(json.loads(args), dict)
-    assert "git-статус" in text_of(step)
+    assert text_of(step).startswith(ANSWER)  # the answer, after the tool's result
     # The client's history holds the turn: the user's message, the call, its result, the answer
     roles = [message["role"] for message in report["messages"]]
     assert roles[0] == "user"
@@ -194,7 +194,7 @@ def test_a_read_turn_streams_text_and_a_tool_call_with_its_result(chat: ChatServ
     calls = [c for m in report["messages"] for c in m.get("toolCalls", [])]
     assert [c["function"]["name"] for c in calls] == ["search_dashboards"]
     assert any(
-        m["role"] == "assistant" and "git-статус" in (m.get("content") or "")
+        m["role"] == "assistant" and (m.get("content") or "").startswith(ANSWER)
         for m in report["messages"]
     )
 

@@ -1,4 +1,4 @@
-"""The seed's acceptance scenarios at the agent level: moto, the sample upstream, the offline model.
+"""The seed's acceptance scenarios at the agent level: moto, the sample upstream, the stand-in.
 
 Each test runs real turns through ChatAgent (LangChain v1 agent, policy middleware, DynamoDB
 checkpoints in moto, tools over HTTP to the sample upstream) and asserts on the emitted events.
@@ -16,9 +16,10 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 
+from evaluation.scoring import language_of
 from local.agent_stack import (
     AgentStack,
-    RecordingOfflineModel,
+    RecordingStandinModel,
     answer,
     collect,
     confirming,
@@ -26,8 +27,8 @@ from local.agent_stack import (
 )
 from local.demo_users import DEMO_USERS
 from local.fault_injection import Fault, FaultKind
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.agent.runtime import InMemoryConfirmedCall
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.domain.chat_events import ConfirmationResult, EventType
 from sstools_agent.domain.confirmations import fingerprint
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
@@ -40,6 +41,7 @@ from sstools_agent.domain.tool_output_summary import (
 from sstools_agent.domain.tool_policy import ToolPolicy
 from tests.support.models import ScriptedModel
 from tests.support.seed import DATASET_15, SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
+from tests.support.standin_gaps import FAILURE_SAID_TWICE, VALUES_NOT_IN_WORDS
 
 pytestmark = pytest.mark.anyio
 
@@ -82,9 +84,10 @@ def only(events: list[Any], kind: EventType) -> dict[str, Any]:
 # --- Story 1: context-aware agent ------------------------------------------------------------
 
 
+@VALUES_NOT_IN_WORDS
 async def test_s1_a1_status_of_this_dashboard_without_naming_it(stack: AgentStack):
     # Given /agent?objectType=dashboard&objectId=10&envId=ss-dev and an engineer
-    model = RecordingOfflineModel()
+    model = RecordingStandinModel()
     events = await collect(
         stack.agent(model).send(
             thread(), "какой статус у этого дашборда?", stack.context("engineer", DASHBOARD_10)
@@ -114,6 +117,7 @@ async def test_s1_a1_status_of_this_dashboard_without_naming_it(stack: AgentStac
         assert raw not in text, text
 
 
+@VALUES_NOT_IN_WORDS
 async def test_s1_a2_problems_with_this_dataset(stack: AgentStack):
     events = await collect(
         stack.agent().send(
@@ -123,10 +127,11 @@ async def test_s1_a2_problems_with_this_dataset(stack: AgentStack):
     start = only(events, EventType.TOOL_START)
     assert start["tool"] == "superset_explore_database"
     assert start["input"] == {"dataset_id": 15}
-    assert only(events, EventType.TOOL_END)["output"]["environment"] == "staging"
+    output = only(events, EventType.TOOL_END)["output"]
+    assert output["environment"] == "staging"
     text = answer(events)
     for fact in (
-        "id 15",
+        output["dataset"]["table_name"],  # the dataset itself
         "staging",
         "запрошены доработки",  # `changes_requested`, in words
         "без маппинга",
@@ -143,7 +148,7 @@ async def test_s1_a2_problems_with_this_dataset(stack: AgentStack):
     ids=["dashboard", "dataset"],
 )
 async def test_s1_a3_a4_only_the_objects_tools_are_given_to_the_model(stack, context, expected):
-    model = RecordingOfflineModel()
+    model = RecordingStandinModel()
     await collect(
         stack.agent(model).send(thread(), "что ты умеешь?", stack.context("admin", context))
     )
@@ -167,11 +172,12 @@ async def test_s1_a5_a_new_page_means_a_new_object_no_sticking(stack: AgentStack
         )
     )
     assert only(events, EventType.TOOL_START)["input"] == {"dashboard_ids": [42]}
-    assert "id 42" in answer(events)
+    [shown] = only(events, EventType.TOOL_END)["output"]["dashboards"]
+    assert shown["title"] in answer(events)  # the answer is about dashboard 42, by its title
 
 
 async def test_s1_a6_without_an_object_every_allowed_tool_is_offered(stack: AgentStack):
-    model = RecordingOfflineModel()
+    model = RecordingStandinModel()
     await collect(
         stack.agent(model).send(
             thread(), "что ты умеешь?", stack.context("admin", page(None, None, "prod"))
@@ -181,7 +187,7 @@ async def test_s1_a6_without_an_object_every_allowed_tool_is_offered(stack: Agen
 
 
 async def test_without_context_the_prompt_says_context_unavailable(stack: AgentStack):
-    model = RecordingOfflineModel()
+    model = RecordingStandinModel()
     events = await collect(
         stack.agent(model).send(thread(), "какие есть окружения?", stack.context("analyst", None))
     )
@@ -269,7 +275,7 @@ async def test_s2_a5_deny_ends_with_an_explicit_cancellation(stack: AgentStack):
 
 async def test_s3_a1_analysts_are_never_offered_write_tools(stack: AgentStack):
     for context in (DASHBOARD_10, DATASET_15, page(None, None, "ss-dev")):
-        model = RecordingOfflineModel()
+        model = RecordingStandinModel()
         await collect(
             stack.agent(model).send(thread(), "что ты умеешь?", stack.context("analyst", context))
         )
@@ -286,7 +292,7 @@ async def test_an_analysts_deploy_is_refused_with_the_role_its_target_needs(
     # The tool is kept from the analyst (a write); the refusal names the role the target's tier
     # needs, from the kept-out reason, not the least role of any tier
     events = await collect(
-        stack.agent(OfflineChatModel()).send(
+        stack.agent(StandinChatModel()).send(
             thread(), f"задеплой этот дашборд в {target}", stack.context("analyst", DASHBOARD_10)
         )
     )
@@ -349,6 +355,7 @@ async def test_s3_a2_a_transient_503_on_a_read_is_retried_once(stack: AgentStack
     assert stack.upstream.plan.requests("GET", path) == 2
 
 
+@FAILURE_SAID_TWICE
 async def test_s3_a2_a_503_on_a_write_is_not_retried(stack: AgentStack):
     path = "/api/dashboards/deploy"
     stack.upstream.plan.add("POST", path, Fault(FaultKind.STATUS, status=503, times=1))
@@ -458,6 +465,7 @@ async def test_a_hostile_name_in_a_tool_output_stays_data(stack: AgentStack):
     assert stack.upstream.plan.requests("POST", "/api/dashboards/deploy") == 0
 
 
+@FAILURE_SAID_TWICE
 async def test_s3_a4_a_hanging_tool_times_out_and_the_chat_goes_on(stack: AgentStack):
     path = "/api/environments/ss-dev/dashboards"
     stack.upstream.plan.add("GET", path, Fault(FaultKind.HANG, seconds=30, times=None))
@@ -592,7 +600,7 @@ async def test_a_500_kb_tool_output_survives_a_checkpoint_through_s3(stack: Agen
     assert listed.get("KeyCount", 0) > 0
 
 
-class BrokenModel(OfflineChatModel):
+class BrokenModel(StandinChatModel):
     def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
         raise ConnectionError("model endpoint unreachable")
 
@@ -618,5 +626,7 @@ async def test_answers_follow_the_users_language(stack: AgentStack):
         )
     )
     text = answer(events)
-    assert "git status behind" in text
-    assert "validation passed" in text
+    # the answer's prose is English, and it has the dashboard's git status and validation
+    assert language_of(text) == "en", text
+    assert "behind" in text
+    assert "passed" in text

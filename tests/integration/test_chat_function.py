@@ -1,6 +1,6 @@
 """The chat function through a real uvicorn server and httpx streaming (not ASGITransport).
 
-Behind it: conversations and checkpoints in moto, the sample upstream over HTTP, the offline model
+Behind it: conversations and checkpoints in moto, the sample upstream over HTTP, a scripted model
 streaming with a small pause between words so that time shows in the stream.
 """
 
@@ -17,13 +17,13 @@ import pytest
 from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.turns import STOPPED_TEXT
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.domain.conversations import MessageRole
 from tests.support.chat_http import STATUS, Received, sse_events
 from tests.support.chat_server import ChatServer, post_stream
 from tests.support.events import as_http_request, load_event
+from tests.support.models import ANSWER, ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -34,7 +34,7 @@ WORD_DELAY_S = 0.02
 @pytest.fixture
 def chat(stack: AgentStack) -> Iterator[ChatServer]:
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(stack, OfflineChatModel(token_delay_s=WORD_DELAY_S), audit)
+    app, store, _ = chat_app(stack, ScriptedChatModel(token_delay_s=WORD_DELAY_S), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
 
@@ -55,7 +55,7 @@ async def test_events_stream_incrementally_with_increasing_ids(chat: ChatServer)
     tokens = [e for e in events if e.type == "stream_token"]
     assert len(tokens) > 10
     assert tokens[-1].at - tokens[0].at >= (len(tokens) - 1) * WORD_DELAY_S * 0.5
-    assert "git-статус" in text_of(events)
+    assert text_of(events).startswith(ANSWER)  # the whole answer, after the tool's result
     # The final event names the conversation and the messages written
     end = events[-1].data["metadata"]
     assert end["type"] == "stream_end"
@@ -251,7 +251,7 @@ async def test_a_client_disconnect_stops_generation_and_releases_the_lock(slow_c
 def slow_chat(stack: AgentStack) -> Iterator[ChatServer]:
     """A chat whose answers take seconds: long enough to be cancelled from another tab."""
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(stack, OfflineChatModel(token_delay_s=0.15), audit)
+    app, store, _ = chat_app(stack, ScriptedChatModel(token_delay_s=0.15), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
 

@@ -17,10 +17,10 @@ from functions.chat.app import create_app
 from local.agent_stack import AgentStack, minted_service_tokens, user_issuer
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER, OriginCheck
 from sstools_agent.settings import ChatSettings
 from sstools_agent.wiring.chat import build_chat
+from tests.support.models import ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 SECRET = "s3cr3t-value-cloudfront-sends-0123456789abcdef"
@@ -28,8 +28,8 @@ STATUS = {"message": "какой статус у этого дашборда?", 
 
 
 def chat_url(stack: AgentStack, origin_verify_secret: SecretStr | None) -> Iterator[str]:
-    """The chat app over this stack (the offline model), as main.py builds it."""
-    agent = stack.agent(OfflineChatModel())
+    """The chat app over this stack (a scripted model), as main.py builds it."""
+    agent = stack.agent(ScriptedChatModel())
     deps = replace(
         build_chat(stack.settings),
         agent=lambda: agent,

@@ -21,7 +21,6 @@ from functions.api.app import create_app as create_api_app
 from local.agent_stack import AgentStack, chat_app
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.attempt_limits import DEFAULT_MAX_FAILURES
 from sstools_agent.domain.audit import AuditKind
 from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddresses
@@ -31,6 +30,7 @@ from sstools_agent.wiring.api import build_api
 from tests.support.chat_http import STATUS
 from tests.support.events import load_event
 from tests.support.http_apps import ORIGIN_SECRET, FakeClock
+from tests.support.models import ScriptedChatModel
 
 SECRET = ORIGIN_SECRET
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +162,7 @@ def test_a_viewer_address_without_the_origin_secret_is_ignored(
 def test_the_chat_function_counts_failed_logins_per_viewer(stack: AgentStack):
     # Given the chat function as deployed (it answers only requests through CloudFront)
     audit = MemoryAuditSink()
-    app, _, _ = chat_app(stack, OfflineChatModel(), audit, origin_verify_secret=SecretStr(SECRET))
+    app, _, _ = chat_app(stack, ScriptedChatModel(), audit, origin_verify_secret=SecretStr(SECRET))
     with serve(app, lifespan="on") as url, httpx.Client(timeout=30) as client:
         # When two viewers behind one edge fail to sign in
         for viewer in ("198.51.100.20:1000", "198.51.100.21:1000"):

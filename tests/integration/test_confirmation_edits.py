@@ -27,7 +27,7 @@ from tests.support.seed import DASHBOARD_10, DATASET_15
 pytestmark = pytest.mark.anyio
 DEPLOY = {"message": "задеплой дашборд 10 в staging", "ui_context": DASHBOARD_10}
 DEPLOYS = ("POST", "/api/dashboards/deploy")
-COMMIT = {"message": "закоммить изменения дашборда", "ui_context": DASHBOARD_10}
+COMMIT = {"message": "закоммить изменения: «обновлены графики»", "ui_context": DASHBOARD_10}
 COMMITS = ("POST", "/api/environments/ss-dev/dashboards/10/git/commits")
 COMMIT_FAILED = (
     "TOOL_FAILURE: upstream answered 500: injected fault 500; "

@@ -37,7 +37,7 @@ LONG = "что ты умеешь?"
 RUN_TIMEOUT_S = 40
 TOOL_TIMEOUT_S = 10.0
 TOKEN_DELAY_S = "0.02"
-"""The processes' offline model pauses between words, so a cancel lands while it speaks."""
+"""The processes' stand-in model pauses between words, so a cancel lands while it speaks."""
 HEARTBEAT_S = 0.5
 """The processes' heartbeat interval (15 s in AWS): the clients meet heartbeats in every test."""
 SEARCH = ("GET", "/api/environments/ss-dev/dashboards")
@@ -65,7 +65,7 @@ class TwoFunctions:
 
 @pytest.fixture(scope="module")
 def functions(module_stack: AgentStack) -> Iterator[TwoFunctions]:
-    env = {"OFFLINE_TOKEN_DELAY_S": TOKEN_DELAY_S, "STREAM_HEARTBEAT_S": str(HEARTBEAT_S)}
+    env = {"STANDIN_TOKEN_DELAY_S": TOKEN_DELAY_S, "STREAM_HEARTBEAT_S": str(HEARTBEAT_S)}
     settings = module_stack.settings
     with (
         chat_process(settings, tool_timeout_s=TOOL_TIMEOUT_S, env=env) as joins,

@@ -13,17 +13,19 @@ import pytest
 from local.agent_stack import AgentStack, chat_app
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.chat.gradio import GRADIO_PATH
 from sstools_agent.chat.turns import STOPPED_TEXT
 from tests.support.chat_server import ChatServer
+from tests.support.models import ANSWER, ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 gradio_client = pytest.importorskip("gradio_client", reason="requirements-dev pins gradio_client")
 
 STATUS = {"text": "какой статус у этого дашборда?", "files": []}
 DEPLOY = {"text": "задеплой дашборд 10 в staging", "files": []}
-LONG = {"text": "что ты умеешь?", "files": []}
+LONG = {"text": "расскажи подробно", "files": []}
+LONG_ANSWER = " ".join(f"слово{i}" for i in range(200))
+"""What the model says to a message its script does not name: long enough to cancel."""
 DEPLOYS = ("POST", "/api/dashboards/deploy")
 
 
@@ -31,7 +33,8 @@ DEPLOYS = ("POST", "/api/dashboards/deploy")
 def shared_chat(module_stack: AgentStack) -> Iterator[ChatServer]:
     """One chat server whose model pauses between words, so a cancel lands while it speaks."""
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(module_stack, OfflineChatModel(token_delay_s=0.02), audit)
+    model = ScriptedChatModel(token_delay_s=0.02, answer=LONG_ANSWER)
+    app, store, _ = chat_app(module_stack, model, audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, module_stack, store, audit)
 
@@ -65,7 +68,7 @@ def test_a_read_turn_streams_its_events(chat: ChatServer):
     said = run(client_of(chat), STATUS, ui_context=DASHBOARD_10)
     assert of_type(said, "tool_start")
     assert of_type(said, "tool_end")
-    assert "git-статус" in "".join(m["token"] for m in of_type(said, "stream_token"))
+    assert "".join(m["token"] for m in of_type(said, "stream_token")).startswith(ANSWER)
     assert said[-1]["metadata"]["type"] == "stream_end"
 
 

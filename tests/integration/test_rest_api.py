@@ -26,7 +26,6 @@ from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationSt
 from sstools_agent.adapters.jwks import JwksUrlKeys
 from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.adapters.service_tokens import KmsJwtIssuer, ServiceTokenClient
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.identity import AuthenticationError
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.adapters import (
@@ -35,6 +34,7 @@ from sstools_agent.wiring.adapters import (
     service_verifier_from,
 )
 from sstools_agent.wiring.api import build_api
+from tests.support.models import ScriptedChatModel
 from tests.support.seed import DASHBOARD_10, DATASET_15
 
 STATUS = {"message": "какой статус у этого дашборда?", "ui_context": DASHBOARD_10}
@@ -100,7 +100,7 @@ def origin(stack_settings: Settings, upstream_server: SampleUpstream) -> Iterato
     settings = stack_settings.model_copy(update={"upstream_base_url": upstream_server.base_url})
     stack = AgentStack(settings, upstream_server)
     api = create_api_app(build_api(settings))
-    chat, store, _ = chat_app(stack, OfflineChatModel(), audit=MemoryAuditSink())
+    chat, store, _ = chat_app(stack, ScriptedChatModel(), audit=MemoryAuditSink())
     gateway = LocalGateway({"ChatFunction": chat, "ApiFunction": api})
     with serve(gateway, lifespan="on") as url:
         yield Origin(url, stack, store)
@@ -620,7 +620,7 @@ def test_the_chat_calls_tools_with_the_token_from_the_endpoint(stack: AgentStack
     api = create_api_app(build_api(settings))
     base: dict[str, str] = {}
     client = token_client(settings, lambda: f"{base['url']}/api/auth/service-token")
-    chat, store, _ = chat_app(stack, OfflineChatModel(), MemoryAuditSink(), service_token=client)
+    chat, store, _ = chat_app(stack, ScriptedChatModel(), MemoryAuditSink(), service_token=client)
     with serve(LocalGateway({"ChatFunction": chat, "ApiFunction": api}), lifespan="on") as url:
         base["url"] = url
         upstream_jwks = service_verifier_from(settings, JwksUrlKeys(f"{url}/.well-known/jwks.json"))
@@ -638,7 +638,7 @@ def test_the_chat_calls_tools_with_the_token_from_the_endpoint(stack: AgentStack
 
 def test_the_chat_answers_503_when_it_cannot_get_a_service_token(stack: AgentStack):
     nowhere = token_client(stack.settings, lambda: "http://127.0.0.1:9/api/auth/service-token")
-    chat, store, _ = chat_app(stack, OfflineChatModel(), MemoryAuditSink(), service_token=nowhere)
+    chat, store, _ = chat_app(stack, ScriptedChatModel(), MemoryAuditSink(), service_token=nowhere)
     with serve(chat, lifespan="on") as url:
         origin = Origin(url, stack, store)
         alice = origin.user()

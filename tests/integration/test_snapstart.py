@@ -37,13 +37,13 @@ from sstools_agent.adapters.memory import MemoryAuditSink
 from sstools_agent.adapters.service_tokens import ServiceTokenClient
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
 from sstools_agent.agent.models import build_chat_model
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.domain.identity import ClientCredentials
 from sstools_agent.domain.tool_routing import ToolRouter, Vectors
 from sstools_agent.http.snapstart import AFTER_RESTORE_PATH, BEFORE_CHECKPOINT_PATH
 from sstools_agent.settings import Settings
 from sstools_agent.wiring.chat import ChatDeps, build_chat
 from tests.support.events import load_event
+from tests.support.models import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-value-cloudfront-sends-0123456789abcdef"
@@ -71,7 +71,7 @@ def token_endpoint() -> TokenEndpoint:
 @pytest.fixture
 def deps(stack: AgentStack, token_endpoint: TokenEndpoint) -> ChatDeps:
     """The chat function's deps over this stack, its service token from a counting endpoint."""
-    agent = stack.agent(OfflineChatModel())
+    agent = stack.agent(ScriptedChatModel())
     tokens = ServiceTokenClient(
         lambda: "https://api.example.test/api/auth/service-token",
         lambda: ClientCredentials("agent", "secret"),
@@ -228,7 +228,7 @@ def test_the_snapshot_is_taken_after_the_routers_warm_up(stack: AgentStack, deps
     router = ToolRouter(embedder, warmed_elsewhere=True)
     warming = threading.Thread(target=router.warm)
     warming.start()
-    agent = stack.agent(OfflineChatModel(), router=router)
+    agent = stack.agent(ScriptedChatModel(), router=router)
     deps = replace(deps, agent=lambda: agent)
     # When the adapter calls the before-checkpoint hook
     hook = threading.Thread(target=deps.prepare_snapshot)
@@ -254,7 +254,7 @@ def test_a_warm_up_that_fails_before_the_snapshot_does_not_fail_the_deploy(
 ):
     # A refused hook fails the version's publication: the snapshot routes on keywords instead
     router = ToolRouter(FailingEmbedder(), warmed_elsewhere=True)
-    agent = stack.agent(OfflineChatModel(), router=router)
+    agent = stack.agent(ScriptedChatModel(), router=router)
     with serve(create_app(replace(deps, agent=lambda: agent)), lifespan="on") as url:
         assert httpx.post(f"{url}{BEFORE_CHECKPOINT_PATH}", timeout=30).status_code == 200
     assert not router.embeddings_ready

@@ -1,6 +1,6 @@
 """SQL the parser cannot take, and comments after the last statement, at the chat's surface.
 
-Through the chat function under uvicorn (offline model, which runs the SQL given in backticks):
+Through the chat function under uvicorn (the stand-in model, which runs the SQL given in backticks):
 a statement nested too deep is unparsable SQL, so an analyst is refused and an engineer gets a
 card, never an internal error; a comment after the last semicolon runs nothing, so a read with
 one stays a read.

@@ -15,9 +15,9 @@ from local.agent_stack import AgentStack, SampleUpstream, chat_app
 from local.fault_injection import Fault, FaultKind
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from tests.support.chat_http import STATUS
 from tests.support.chat_server import ChatServer
+from tests.support.models import ScriptedChatModel
 
 pytestmark = pytest.mark.anyio
 HEARTBEAT_S = 0.2
@@ -28,7 +28,7 @@ SEARCH = ("GET", "/api/environments/ss-dev/dashboards")
 def chat(stack: AgentStack, fresh_upstream: SampleUpstream) -> Iterator[ChatServer]:
     stack.settings = stack.settings.model_copy(update={"stream_heartbeat_s": HEARTBEAT_S})
     audit = MemoryAuditSink()
-    app, store, _ = chat_app(stack, OfflineChatModel(), audit)
+    app, store, _ = chat_app(stack, ScriptedChatModel(), audit)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, audit)
 

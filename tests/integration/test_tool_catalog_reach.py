@@ -1,5 +1,6 @@
-"""Every declared tool can be reached: the router finds it by its own examples, the offline model
-can choose and call it, the sample upstream serves its call, and the docs list it.
+"""Every declared tool can be reached: the router finds it by its own examples (the stand-in model
+calls what the router ranks first, so there is no second vocabulary to check), the sample upstream
+serves its call, and the docs list it.
 
 The catalog is the only tool registry, so these checks run over the declarations; the second test
 proves that a declaration stripped of its routing data fails them (the labelled set's 95 % top-3
@@ -17,8 +18,7 @@ import pytest
 from local.agent_stack import SampleUpstream
 from scripts.tool_reference import REFERENCE
 from sstools_agent.adapters.embeddings import OfflineEmbedder
-from sstools_agent.agent.offline_model import BUILDERS, choose_tool
-from sstools_agent.domain.catalog_types import ArgsRecipe, Routing, ToolSpec
+from sstools_agent.domain.catalog_types import Routing, ToolSpec
 from sstools_agent.domain.tool_catalog import CATALOG, ToolCatalog
 from sstools_agent.domain.tool_routing import Embedder, ToolRouter, Vector, Vectors
 from sstools_agent.domain.ui_context import ObjectType
@@ -28,7 +28,7 @@ TOP_K = 3
 
 
 class MemoEmbedder:
-    """The offline embedder, each text embedded once for every router these tests build."""
+    """The offline sentence encoder, each text embedded once for every router these tests build."""
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
@@ -78,17 +78,6 @@ def routing_problems(spec: ToolSpec, catalog: ToolCatalog, embedder: Embedder) -
     return problems
 
 
-def offline_problems(spec: ToolSpec, catalog: ToolCatalog) -> list[str]:
-    """Whether the offline model can choose the tool and build its arguments."""
-    if spec.offline is None:
-        return ["declares no offline choice: the offline model never calls it"]
-    if spec.offline.args is not ArgsRecipe.FROM_SCHEMA and spec.offline.args not in BUILDERS:
-        return [f"the offline model has no builder {spec.offline.args}"]
-    if not any(choose_tool(e, catalog.names, catalog) == spec.name for e in spec.routing.examples):
-        return ["the offline model chooses it for none of its examples"]
-    return []
-
-
 def upstream_and_docs_problems(
     spec: ToolSpec, upstream_status: Callable[[ToolSpec], int]
 ) -> list[str]:
@@ -110,7 +99,6 @@ def reach_problems(
     """What keeps `spec` from being reached through `catalog`; empty when nothing does."""
     return [
         *routing_problems(spec, catalog, embedder),
-        *offline_problems(spec, catalog),
         *upstream_and_docs_problems(spec, upstream_status),
     ]
 
@@ -163,14 +151,3 @@ def test_a_tool_the_upstream_does_not_serve_fails_the_reach_check(
     moved = dataclasses.replace(spec, path=spec.path.replace("/plan", "/blueprint"))
     problems = reach_problems(moved, CATALOG, embedder, served(upstream_server))
     assert any("sample upstream does not serve" in problem for problem in problems)
-
-
-def test_a_tool_the_offline_model_cannot_call_fails_the_reach_check(
-    embedder: MemoEmbedder, upstream_server: SampleUpstream
-):
-    spec = CATALOG.get("run_backup")
-    assert spec is not None
-    silent = dataclasses.replace(spec, offline=None)
-    catalog = ToolCatalog(silent if s.name == spec.name else s for s in CATALOG)
-    problems = reach_problems(silent, catalog, embedder, served(upstream_server))
-    assert any("offline" in problem for problem in problems)

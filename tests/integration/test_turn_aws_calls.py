@@ -26,9 +26,9 @@ from local.aws_calls import (
 from local.servers import serve
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from tests.support.chat_http import STATUS, confirmation_item, wait_for
 from tests.support.chat_server import ChatServer, post_stream
+from tests.support.models import ScriptedChatModel
 from tests.support.seed import DASHBOARD_10
 
 pytestmark = pytest.mark.anyio
@@ -66,7 +66,7 @@ def traced_chat(module_stack: AgentStack) -> Iterator[TracedChat]:
         linger_s=600,
     )
     app, store, _ = chat_app(
-        module_stack, OfflineChatModel(), bus, service_token=minted_once(settings)
+        module_stack, ScriptedChatModel(), bus, service_token=minted_once(settings)
     )
     with serve(trace.marking(app), lifespan="on") as url, trace.installed():
         yield TracedChat(ChatServer(url, module_stack, store, MemoryAuditSink()), trace)

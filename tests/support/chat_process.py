@@ -3,8 +3,8 @@
 A SIGKILL is what a Lambda sandbox that dies (out of memory, a timeout, a host lost) does to a run:
 no `finally`, no shielded write, no released lock. What the next access finds is then only what
 was durably written before the kill. The process is the function's own composition over the
-test's moto and upstream (offline model, service tokens minted directly, audit kept nowhere: the
-tests read what the next access, in the test's own process, records).
+test's moto and upstream (the stand-in model, service tokens minted directly, audit kept nowhere:
+the tests read what the next access, in the test's own process, records).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def chat_process(
     settings: Settings, *, tool_timeout_s: float, env: dict[str, str] | None = None
 ) -> Iterator[ChatProcess]:
     """The chat function over `settings` (its moto and upstream), in a process of its own;
-    `env` sets more of its settings (OFFLINE_TOKEN_DELAY_S, say)."""
+    `env` sets more of its settings (STANDIN_TOKEN_DELAY_S, say)."""
     port = free_port()
     env = {
         **os.environ,

@@ -21,7 +21,7 @@ from local.servers import serve
 from sstools_agent.adapters.audit import EventBridgeAuditSink
 from sstools_agent.adapters.dynamodb.conversations import DynamoDBConversationStore
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.standin_model import StandinChatModel
 from tests.support.chat_http import Received, sse_events
 from tests.support.seed import DASHBOARD_10
 
@@ -66,7 +66,7 @@ def make_chat(stack: AgentStack, **settings: Any) -> Iterator[ChatServer]:
         region=stack.settings.aws_region,
         endpoint_url=stack.settings.aws_endpoint_url,
     )
-    app, store, _ = chat_app(stack, OfflineChatModel(), bus)
+    app, store, _ = chat_app(stack, StandinChatModel(), bus)
     with serve(app, lifespan="on") as url:
         yield ChatServer(url, stack, store, MemoryAuditSink())
     bus.flush()

@@ -13,10 +13,10 @@ from functions.api.app import create_app as create_api_app
 from local.agent_stack import AgentStack, chat_app, user_issuer
 from local.servers import serve
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
 from sstools_agent.http.client_address import VIEWER_ADDRESS_HEADER, ClientAddresses
 from sstools_agent.http.origin import ORIGIN_VERIFY_HEADER
 from sstools_agent.wiring.api import build_api
+from tests.support.models import ScriptedChatModel
 
 SOME_ID: Final = "0123456789abcdef0123456789abcdef"
 """A well-formed id that names nothing."""
@@ -52,7 +52,7 @@ def serve_apps(stack: AgentStack, origin_verify_secret: str | None = None) -> It
     that carry it, and both apps count attempts per viewer (`from_viewer`)."""
     chat_audit, api_audit = MemoryAuditSink(), MemoryAuditSink()
     secret = SecretStr(origin_verify_secret) if origin_verify_secret else None
-    chat, _, _ = chat_app(stack, OfflineChatModel(), chat_audit, origin_verify_secret=secret)
+    chat, _, _ = chat_app(stack, ScriptedChatModel(), chat_audit, origin_verify_secret=secret)
     addresses = ClientAddresses(origin_verify_secret)
     api = create_api_app(
         replace(build_api(stack.settings), audit=api_audit, client_addresses=addresses)

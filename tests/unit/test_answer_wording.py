@@ -1,4 +1,4 @@
-"""What the offline model's Russian answers say about the sample upstream's data: words, not
+"""What the stand-in model's Russian answers say about the sample upstream's data: words, not
 identifiers. Every tool the upstream serves is called through the agent's own upstream client
 (over the seeded data, with each seeded object its arguments can name), and its result, whole and
 as the model is given it when long, is answered in Russian; no answer may show a key of the
@@ -14,10 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from local.sample_upstream.app import Caller, caller, create_app
 from sstools_agent.adapters.upstream_client import UpstreamToolClient
-from sstools_agent.agent.offline_answers import describe_result
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.domain.catalog_types import ToolSpec
 from sstools_agent.domain.environments import EnvironmentRegistry
 from sstools_agent.domain.glossary import ARGUMENT_LABELS
@@ -28,6 +29,7 @@ from sstools_agent.domain.tool_output_summary import summarise_tool_output
 from sstools_agent.domain.tool_runs import ToolCallFailed, UpstreamCredentials
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.domain.wording import ENUM_VALUES, ISO_TIMESTAMP
+from tests.support.standin_gaps import VALUES_NOT_IN_WORDS
 
 ENVIRONMENTS = EnvironmentRegistry.from_tiers(
     {"ss-dev": "dev", "staging": "staging", "prod": "prod"}
@@ -131,6 +133,19 @@ def problems(data: Any, answer: str) -> list[str]:
     return found
 
 
+def answered_in_russian(tool: str, args: dict[str, Any], result: Any) -> str:
+    """The stand-in's answer to a Russian request once the tool's result came back."""
+    call = {"name": tool, "args": args, "id": "call_1"}
+    messages = [
+        HumanMessage(content="покажи, что там"),
+        AIMessage(content="", tool_calls=[call]),
+        ToolMessage(
+            content=json.dumps(result, ensure_ascii=False), tool_call_id="call_1", name=tool
+        ),
+    ]
+    return str(StandinChatModel().respond(messages).content)
+
+
 @pytest.fixture(scope="module")
 def results() -> list[tuple[str, dict[str, Any], Any]]:
     return asyncio.run(upstream_results())
@@ -142,14 +157,15 @@ def test_the_calls_cover_every_tool_the_upstream_serves(results):
     assert len(results) > 50
 
 
+@VALUES_NOT_IN_WORDS
 def test_no_russian_answer_shows_an_identifier_an_english_status_or_an_iso_time(results):
     # Given every result of the sample upstream, whole and as the model reads it when it is long
     found = {}
     for tool, args, data in results:
         summary = json.loads(summarise_tool_output(data, budget=1500).content)
         for shown in (data, summary):
-            # When the offline model answers it in Russian
-            answer = describe_result(tool, shown, russian=True, args=args)
+            # When the stand-in model answers it in Russian
+            answer = answered_in_russian(tool, args, shown)
             # Then the answer reads as words
             wrong = problems(shown, answer)
             if wrong:

@@ -368,7 +368,7 @@ def test_without_files_support_the_model_is_told_name_type_and_size():
 # --- The stand-in model: what it reads of a file (the facts, whatever the phrasing) -------------
 
 
-def offline_answer(question: str, *files: tuple[str, str, str]) -> str:
+def standin_answer(question: str, *files: tuple[str, str, str]) -> str:
     attachments = [
         model_attachment(info(kind, name), text.encode(), model_takes_files=False)
         for name, kind, text in files
@@ -377,25 +377,25 @@ def offline_answer(question: str, *files: tuple[str, str, str]) -> str:
 
 
 def test_the_model_reads_a_csvs_row_count_and_columns_from_its_block():
-    rows = offline_answer("сколько строк в файле?", ("orders.csv", "text/csv", csv_of(50_000)))
+    rows = standin_answer("сколько строк в файле?", ("orders.csv", "text/csv", csv_of(50_000)))
     assert "orders.csv" in rows
     assert "50000" in rows
-    columns = offline_answer("какие там столбцы?", ("orders.csv", "text/csv", csv_of(3, 2)))
+    columns = standin_answer("какие там столбцы?", ("orders.csv", "text/csv", csv_of(3, 2)))
     assert "column_0" in columns
     assert "column_1" in columns
-    english = offline_answer("how many rows are in the file?", ("a.csv", "text/csv", csv_of(1)))
+    english = standin_answer("how many rows are in the file?", ("a.csv", "text/csv", csv_of(1)))
     assert english.startswith("File “a.csv”")
 
 
 def test_the_model_reads_a_json_files_shape_from_its_block():
-    answer = offline_answer("что в файле?", ("c.json", "application/json", "[1, 2, 3]"))
+    answer = standin_answer("что в файле?", ("c.json", "application/json", "[1, 2, 3]"))
     assert "c.json" in answer
     assert "array" in answer
     assert "3" in answer
 
 
 def test_a_question_for_a_tool_is_not_answered_from_the_file():
-    answer = offline_answer("покажи список дашбордов", ("orders.csv", "text/csv", csv_of(3)))
+    answer = standin_answer("покажи список дашбордов", ("orders.csv", "text/csv", csv_of(3)))
     assert "строк" not in answer
 
 

@@ -6,8 +6,18 @@ from typing import Any
 
 import pytest
 
+from evaluation.runner import uncarded_calls
 from evaluation.scenarios import Expect, Scenario
-from evaluation.scoring import Call, Criterion, Observed, args_match, language_of, score_turn
+from evaluation.scoring import (
+    Call,
+    Criterion,
+    Observed,
+    args_match,
+    language_of,
+    needs_card,
+    score_turn,
+)
+from sstools_agent.domain.chat_events import ChatEvent, ConfirmRequired, ToolEnd, ToolStart
 
 ALLOWED = frozenset({"get_health_summary", "search_dashboards", "deploy_dashboard"})
 
@@ -104,3 +114,32 @@ def test_the_language_is_judged_on_the_model_s_own_words():
         reply="The branch was created.",
     )
     assert verdicts({"language": "en"}, seen)[Criterion.LANGUAGE] is True
+
+
+def card_for(call_id: str) -> ConfirmRequired:
+    return ConfirmRequired(
+        prompt="", thread_id="t", tool_call_id=call_id, interrupt_id="i", decision={}
+    )
+
+
+def ran(start: ToolStart) -> list[ChatEvent]:
+    """A call that started and came back."""
+    return [start, ToolEnd(tool=start.tool, output={}, tool_call_id=start.tool_call_id)]
+
+
+def test_a_write_that_ran_without_its_card_is_counted_and_the_confirmed_one_is_not():
+    # Given a deploy that ran with no card, a read, a SQL read and a SQL write that ran
+    deploy = ToolStart(
+        tool="deploy_dashboard", tool_input={"dashboard_ids": [10]}, tool_call_id="a"
+    )
+    read = ToolStart(tool="search_dashboards", tool_input={}, tool_call_id="b")
+    sql = "superset_execute_sql"
+    select = ToolStart(tool=sql, tool_input={"sql": "select 1"}, tool_call_id="c")
+    update = ToolStart(tool=sql, tool_input={"sql": "update t set a = 1"}, tool_call_id="d")
+    # Then the writes are what the eval counts as writes without a card
+    uncarded = uncarded_calls([*ran(deploy), *ran(read), *ran(select), *ran(update)])
+    assert [call.tool for call in uncarded] == ["deploy_dashboard", sql]
+    assert needs_card(Call("run_llm_validation", {}))  # a read with a cost
+    # And neither is the call the user confirmed on its card, nor one whose card this turn shows
+    assert uncarded_calls(ran(deploy), card_for("a")) == ()
+    assert uncarded_calls([deploy, card_for("a")]) == ()

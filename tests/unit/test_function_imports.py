@@ -39,9 +39,9 @@ def test_the_rest_api_and_the_audit_function_start_without_the_agent(function):
     }
 
 
-def test_the_chat_function_with_bedrock_does_not_load_the_offline_stand_in():
-    # The production configuration's model: the offline model's module (and its answers) is the
-    # local stack's, and its import is init time every cold start would pay for nothing
+def test_the_chat_function_with_bedrock_does_not_load_the_stand_in():
+    # The production configuration's model: the stand-in's modules are the local stack's, and
+    # their import is init time every cold start would pay for nothing
     loaded = modules_after_import(
         "chat",
         "from sstools_agent.agent.models import build_chat_model; "
@@ -49,4 +49,4 @@ def test_the_chat_function_with_bedrock_does_not_load_the_offline_stand_in():
         "build_chat_model(ModelSettings(model_provider='bedrock'))",
     )
     assert "langchain_aws" in loaded
-    assert not {m for m in loaded if m.startswith("sstools_agent.agent.offline")}
+    assert not {m for m in loaded if m.startswith("sstools_agent.agent.standin")}

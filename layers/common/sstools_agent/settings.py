@@ -295,10 +295,11 @@ class ToolSettings(FunctionSettings):
 class ModelSettings(AwsSettings):
     """The chat model."""
 
-    model_provider: Literal["offline", "standin", "bedrock", "openai"] = "offline"
+    model_provider: Literal["standin", "bedrock", "openai"] = "standin"
     model_timeout_s: float = Field(default=60, gt=0)
     model_max_tokens: int = Field(default=2048, ge=64)
-    offline_token_delay_s: float = Field(default=0.0, ge=0, le=1)
+    standin_token_delay_s: float = Field(default=0.0, ge=0, le=1)
+    """The pause between the stand-in's streamed words (a demo shows streaming with 0.02)."""
     bedrock_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
     openai_base_url: str | None = None
     openai_model: str = "gpt-4o-mini"

@@ -89,6 +89,7 @@ def site(sites: Callable[[str], PageStack], upstream_server: SampleUpstream) -> 
     built.model.knobs.failures_left = 0
     built.model.knobs.token_delay_s = 0.01
     built.model.knobs.hold_after = None
+    built.model.knobs.answer = None
     built.service_tokens.available = True
     return built
 

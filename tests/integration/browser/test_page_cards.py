@@ -94,7 +94,7 @@ def test_an_engineers_prod_deploy_shows_the_permission_card_without_confirm(
     # Dismissing it leaves the agent's explicit word that nothing ran
     tab.by("permission-dismiss").click()
     expect(tab.by("permission-card")).to_have_count(0)
-    assert "не запускал" in tab.last_answer()
+    assert re.search(r"не запус|не запущ", tab.last_answer()), tab.last_answer()
     assert site.deploys() == 0
 
 
@@ -341,7 +341,7 @@ def commits_of(site: PageStack) -> list[str]:
 def test_an_edit_the_card_covers_runs_once_with_the_edited_input(site: PageStack, tabs: Tabs):
     # Given an engineer's card for committing dashboard 10's changes
     tab = tabs(site, site.token("engineer"))
-    ask_for_card(tab, "закоммить изменения дашборда")
+    ask_for_card(tab, "закоммить изменения: «обновлены графики»")
     expect(tab.by("confirm-title")).to_contain_text("Коммит дашборда #10")
     # When they edit its message (what the plan is about stays) and approve twice
     edit_card(tab, message="исправлены цвета")

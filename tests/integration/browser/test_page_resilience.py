@@ -13,15 +13,16 @@ from playwright.sync_api import Route, expect
 
 from local.browser import AgentPage, PageStack, another_tab
 from local.fault_injection import Fault, FaultKind
-from sstools_agent.domain.glossary import tool_label
-from tests.support.seed import DASHBOARD_10_LINK
+from tests.support.seed import DASHBOARD_10, DASHBOARD_10_LINK
 
 Tabs = Callable[[PageStack, str], AgentPage]
 STATUS = "какой статус у этого дашборда?"
-LONG = "что ты умеешь?"  # the longest offline answer: a list of tools, streamed word by word
-FIRST_TOOL = tool_label("show_capabilities")
-"""The first tool that answer lists, in the words a person reads."""
-TAIL = "Ещё доступно:"
+LONG = "расскажи подробно"
+FIRST_TOOL = "Начало ответа."
+TAIL = "Конец ответа."
+LONG_ANSWER = " ".join([FIRST_TOOL, *(f"слово{i}" for i in range(120)), TAIL])
+"""What the model says to any message in the stream's tests (`long_answers`): 123 words, streamed
+word by word, whose first and last words a test can wait for."""
 """Where that answer's last paragraph starts (the tools kept out of this page)."""
 
 
@@ -36,7 +37,7 @@ def test_a_model_outage_shows_the_error_card_and_retry_answers(site: PageStack, 
     tab.screenshot("error-llm")
     tab.by("error-retry").click()
     tab.wait_answered()
-    assert "id 10" in tab.last_answer()
+    assert DASHBOARD_10["objectName"] in tab.last_answer()
 
 
 def test_no_service_token_is_a_tool_failure_card_and_retry_answers(site: PageStack, tabs: Tabs):
@@ -48,7 +49,7 @@ def test_no_service_token_is_a_tool_failure_card_and_retry_answers(site: PageSta
     site.service_tokens.available = True
     tab.by("error-retry").click()
     tab.wait_answered()
-    assert "id 10" in tab.last_answer()
+    assert DASHBOARD_10["objectName"] in tab.last_answer()
     expect(tab.by("error-card")).to_have_count(0)
 
 
@@ -142,6 +143,7 @@ def test_a_write_that_may_have_applied_offers_its_status_check_never_retry(
 def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack, tabs: Tabs):
     # the answer holds after its first tool's name for a minute: only a stop can end it sooner
     site.model.knobs.hold_after = FIRST_TOOL
+    site.model.knobs.answer = LONG_ANSWER
     try:
         tab = tabs(site, site.token("engineer")).open()
         tab.send(LONG)
@@ -149,9 +151,11 @@ def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack
         tab.by("stop").click()
         tab.wait_answered()
         stopped = tab.last_answer()
+        assert FIRST_TOOL in stopped
         assert TAIL not in stopped  # the tail never came
         # the conversation is not held: the next message is answered
         site.model.knobs.hold_after = None
+        site.model.knobs.answer = None
         site.model.knobs.token_delay_s = 0.0
         tab.send("какие есть окружения?")
         tab.wait_answered()
@@ -164,6 +168,7 @@ def test_stop_ends_the_answer_and_the_conversation_is_free_again(site: PageStack
 
 def test_a_reload_mid_answer_keeps_what_was_said_and_marks_it_cut_off(site: PageStack, tabs: Tabs):
     site.model.knobs.token_delay_s = 0.08
+    site.model.knobs.answer = LONG_ANSWER
     try:
         tab = tabs(site, site.token("engineer")).open()
         tab.send(LONG)
@@ -180,6 +185,7 @@ def test_a_reload_mid_answer_keeps_what_was_said_and_marks_it_cut_off(site: Page
         expect(answer).to_contain_text("ответ прерван")
         expect(tab.by("error-card")).to_have_count(0)
         site.model.knobs.token_delay_s = 0.0
+        site.model.knobs.answer = None
         tab.send("какие есть окружения?")
         tab.wait_answered()
         expect(tab.by("message-user")).to_have_count(2)
@@ -212,6 +218,7 @@ def test_a_second_tab_on_the_same_conversation_waits_for_the_first(site: PageSta
         second.page.goto(f"{site.url}/agent#c={conversation}")
         second.wait_ready()
         # When the first tab is answering and the user sends from the second
+        site.model.knobs.answer = LONG_ANSWER
         first.send(LONG)
         expect(first.by("message-assistant").last).to_contain_text(FIRST_TOOL)
         second.send("какие есть окружения?")
@@ -221,6 +228,7 @@ def test_a_second_tab_on_the_same_conversation_waits_for_the_first(site: PageSta
         expect(second.by("composer")).to_have_value("какие есть окружения?")
         second.screenshot("busy")
         first.wait_answered(timeout_ms=40_000)
+        site.model.knobs.answer = None
         # and once the first is done, the second may send what it kept
         expect(second.by("busy-notice")).to_have_count(0, timeout=10_000)
         expect(second.by("send")).to_be_enabled()
@@ -233,6 +241,7 @@ def test_a_second_tab_on_the_same_conversation_waits_for_the_first(site: PageSta
 
 def test_a_tab_opened_as_an_answer_ends_shows_the_whole_answer(site: PageStack, tabs: Tabs):
     site.model.knobs.token_delay_s = 0.03
+    site.model.knobs.answer = LONG_ANSWER
     try:
         token = site.token("engineer")
         first = tabs(site, token).open()
@@ -306,7 +315,7 @@ def test_an_unreachable_backend_turns_the_indicator_red_and_says_so(site: PageSt
     tab.by("error-retry").click()
     tab.wait_answered()
     expect(tab.by("connection")).to_have_attribute("data-state", "online")
-    assert "id 10" in tab.last_answer()
+    assert DASHBOARD_10["objectName"] in tab.last_answer()
 
 
 def test_the_deployable_page_sends_an_unauthenticated_user_to_the_login_url(sites, tabs: Tabs):
@@ -325,7 +334,7 @@ def test_the_deployable_page_works_with_the_token_the_host_application_keeps(sit
     expect(tab.by("demo-signin")).to_have_count(0)
     tab.send(STATUS)
     tab.wait_answered()
-    assert "id 10" in tab.last_answer()
+    assert DASHBOARD_10["objectName"] in tab.last_answer()
 
 
 def test_model_and_tool_text_cannot_inject_html(site: PageStack, tabs: Tabs):

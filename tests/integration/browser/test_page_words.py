@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from local.browser import AgentPage, PageStack
 from sstools_agent.domain.wording import ENUM_VALUES, ISO_TIMESTAMP
 from tests.support.seed import DASHBOARD_10_LINK
+from tests.support.standin_gaps import CAPABILITIES_AS_DATA, VALUES_NOT_IN_WORDS
 
 Tabs = Callable[[PageStack, str], AgentPage]
 ENVIRONMENT_NAMES: Final = frozenset({"ss-dev", "staging", "prod"})
@@ -37,12 +38,14 @@ def not_words(text: str) -> list[str]:
     return found
 
 
+@CAPABILITIES_AS_DATA
 def test_what_can_you_do_lists_the_tools_in_words(site: PageStack, tabs: Tabs):
     # Given an engineer on a page without an object
     tab = tabs(site, site.token("engineer")).open()
     # When they ask what the assistant can do
     tab.send("что ты умеешь?")
     tab.wait_answered()
+    tab.screenshot("capabilities-in-words")  # before the checks: docs/page.md shows what is said
     answer = tab.by("message-assistant").last
     # Then the tools are listed as the catalog names them, never by their ids
     expect(answer).to_contain_text("Список окружений")
@@ -54,9 +57,9 @@ def test_what_can_you_do_lists_the_tools_in_words(site: PageStack, tabs: Tabs):
     assert also.evaluate("e => e.closest('li')") is None
     for item in answer.locator("li").all():
         assert "Ещё доступно" not in item.inner_text(), item.inner_text()
-    tab.screenshot("capabilities-in-words")
 
 
+@VALUES_NOT_IN_WORDS
 def test_a_dashboards_status_is_said_in_words(site: PageStack, tabs: Tabs):
     # Given the user came from dashboard 10 in ss-dev (git behind, validation passed)
     tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10_LINK)

@@ -1,4 +1,4 @@
-"""Chat model providers, chosen by configuration: offline (default), bedrock, openai."""
+"""Chat model providers, chosen by configuration: standin (default, not an LLM), bedrock, openai."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def build_chat_model(
     """The configured model; `bedrock_client` replaces the boto3 client (tests stub one);
     `router` is the agent's tool router, whose ranking the stand-in follows.
 
-    Provider packages (and the offline stand-in) are imported only when chosen: each costs
+    Provider packages (and the stand-in) are imported only when chosen: each costs
     cold-start time.
     """
     if settings.model_provider == "bedrock":
@@ -46,10 +46,6 @@ def build_chat_model(
             temperature=0,
             streaming=True,
         )
-    if settings.model_provider == "standin":
-        from sstools_agent.agent.standin_model import StandinChatModel  # noqa: PLC0415
+    from sstools_agent.agent.standin_model import StandinChatModel  # noqa: PLC0415
 
-        return StandinChatModel(router=router, token_delay_s=settings.offline_token_delay_s)
-    from sstools_agent.agent.offline_model import OfflineChatModel  # noqa: PLC0415
-
-    return OfflineChatModel(token_delay_s=settings.offline_token_delay_s)
+    return StandinChatModel(router=router, token_delay_s=settings.standin_token_delay_s)

@@ -1,5 +1,5 @@
-"""What the rule-based stand-ins (offline_model, standin_model) share: a whole reply decided at
-once (`respond`), streamed as a model streams, word by word or as one tool-call chunk."""
+"""What the stand-in and the tests' scripted models share: a whole reply decided at once
+(`respond`), streamed as a model streams, word by word or as one tool-call chunk."""
 
 from __future__ import annotations
 

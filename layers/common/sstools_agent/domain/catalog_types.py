@@ -3,8 +3,8 @@ assembled into `tool_catalog.CATALOG`.
 
 A declaration carries every fact about its tool that some part of the backend needs: the schema and
 the upstream call, the role and the page affinity, and also how the router recognises a request for
-it, which page object it can describe for the prefetch, for which intents it is offered unasked,
-and how the offline model picks it and fills its arguments. No other module keeps a table keyed by
+it, which page object it can describe for the prefetch and for which intents it is offered
+unasked. No other module keeps a table keyed by
 tool names.
 """
 
@@ -182,31 +182,6 @@ class PageReader:
         return {self.argument: [object_id] if self.many else object_id}
 
 
-class ArgsRecipe(StrEnum):
-    """How the offline model fills a tool's arguments from the user's message and the page.
-
-    FROM_SCHEMA reads the argument model's required fields (`*_id` from a number in the message or
-    the page's object of that type, `*_ids` likewise as a list, `source_env_id` / `target_env_id`
-    from the page and the message, `sql` from the message, other text from a quoted phrase); of
-    the optional fields only a `note` the message labels («пометка: …») and a `status` it names
-    that the field's pattern accepts are filled, the rest are left out. The others name a
-    builder of `agent/offline_model.py`, for arguments no schema rule can guess (a default
-    commit message, a fixed database).
-    """
-
-    FROM_SCHEMA = "from_schema"
-    DASHBOARD_SEARCH = "dashboard_search"
-    OPTIONAL_DASHBOARD = "optional_dashboard"
-    BRANCH = "branch"
-    COMMIT = "commit"
-    DATASET_SCOPE = "dataset_scope"
-    SQL_QUERY = "sql_query"
-    DATASET_TABLE = "dataset_table"
-    TASK = "task"
-    MAINTENANCE_WINDOW = "maintenance_window"
-    MAINTENANCE_EVENT = "maintenance_event"
-
-
 class PlanRecipe(StrEnum):
     """How a write tool's plan is read before its card and written on it (`change_plans`)."""
 
@@ -233,22 +208,6 @@ class PlanRecipe(StrEnum):
     """The window it ends, as it is now (`list_maintenance_events`)."""
     VALIDATION = "validation"
     """The dashboard's last LLM review now (`search_dashboards`), which a new one replaces."""
-
-
-@dataclass(frozen=True, slots=True)
-class OfflineChoice:
-    """How the offline (rule-based) model picks this tool: a strong word names the action (3
-    points when any is in the message), a weak one its object (1 point when any is), stems matched
-    as substrings of the lower-cased message; the best score wins and a tie goes to the lower
-    `precedence` (specific actions before generic reads). A `follow_up` phrase names the action
-    on something an earlier answer showed ("run it", «заверши его»): it counts as strong only when
-    the message points back at an object this tool takes. `args` says how it fills them."""
-
-    strong: tuple[str, ...]
-    weak: tuple[str, ...] = ()
-    follow_up: tuple[str, ...] = ()
-    args: ArgsRecipe = ArgsRecipe.FROM_SCHEMA
-    precedence: int = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,8 +240,6 @@ class ToolSpec:
     describes: PageReader | None = None
     """The page object this read tool describes, read by the prefetch when the page shows one."""
     intents: frozenset[IntentTag] = frozenset()
-    offline: OfflineChoice | None = None
-    """How the offline model chooses this tool; None means it never calls it."""
     label_ru: str = ""
     """What the tool does, in a few Russian words (the Russian answers list tools by it)."""
     title_ru: str = ""

@@ -1,7 +1,7 @@
 """The 22 agent tools, assembled from their areas (`domain/tools/`) into the one catalog.
 
 Every other module (role policy, affinity, guardrails, the upstream client, the agent, the router,
-the prefetch, the offline model) reads these declarations; none keeps a list of tool names of its
+the prefetch, the stand-in model) reads these declarations; none keeps a list of tool names of its
 own. The upstream contract the paths rely on is documented in docs/upstream-api.md.
 """
 

@@ -8,12 +8,10 @@ from pydantic import Field
 
 from sstools_agent.domain.catalog_types import (
     DASHBOARD_NOUN,
-    ArgsRecipe,
     CountedImpact,
     DescribedImpact,
     EnvironmentSource,
     IntentTag,
-    OfflineChoice,
     Operation,
     PageReader,
     PlanRecipe,
@@ -82,7 +80,7 @@ _SEARCH_DASHBOARDS_WORDS: Final = (
     "владел",
     "owner",
 )
-"""Words that both route to search_dashboards and, offline, name its action."""
+"""Words that route to search_dashboards."""
 
 _GET_HEALTH_SUMMARY_WORDS: Final = (
     "good shape",
@@ -98,7 +96,7 @@ _GET_HEALTH_SUMMARY_WORDS: Final = (
     "сломан",
     "broken",
 )
-"""Words that both route to get_health_summary and, offline, name its action."""
+"""Words that route to get_health_summary."""
 
 _DEPLOY_DASHBOARD_WORDS: Final = (
     "закинь",
@@ -120,7 +118,7 @@ _DEPLOY_DASHBOARD_WORDS: Final = (
     "перенеси дашборд",
     "перенести дашборд",
 )
-"""Words that both route to deploy_dashboard and, offline, name its action."""
+"""Words that route to deploy_dashboard."""
 
 _RUN_LLM_VALIDATION_WORDS: Final = (
     "прогони ревью",
@@ -136,7 +134,7 @@ _RUN_LLM_VALIDATION_WORDS: Final = (
     "валидац",
     "validat",
 )
-"""Words that both route to run_llm_validation and, offline, name its action."""
+"""Words that route to run_llm_validation."""
 
 _RUN_LLM_DOCUMENTATION_WORDS: Final = (
     "write up",
@@ -147,14 +145,14 @@ _RUN_LLM_DOCUMENTATION_WORDS: Final = (
     "describe",
     "description",
 )
-"""Words that both route to run_llm_documentation and, offline, name its action."""
+"""Words that route to run_llm_documentation."""
 
 _COMMIT_CHANGES_WORDS: Final = (
     "коммит",
     "закоммит",
     "commit",
 )
-"""Words that both route to commit_changes and, offline, name its action."""
+"""Words that route to commit_changes."""
 
 
 TOOLS: Final[tuple[ToolSpec, ...]] = (
@@ -203,32 +201,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         ),
         describes=PageReader(ObjectType.DASHBOARD, "dashboard_ids", many=True),
         intents=frozenset({IntentTag.DEFAULT, IntentTag.DASHBOARD_QUERY}),
-        offline=OfflineChoice(
-            strong=(
-                *_SEARCH_DASHBOARDS_WORDS,
-                "any other dashboard",
-                "are there any dashboards",
-                "are there dashboards",
-                "is there a dashboard",
-                "где найти",
-                "find ",
-                "есть ли дашборд",
-                "their names",
-                "names of",
-            ),
-            weak=(
-                "дашборд",
-                "dashboard",
-                "статус",
-                "status",
-                "расскажи",
-                "tell me",
-                "покажи",
-                "show",
-            ),
-            args=ArgsRecipe.DASHBOARD_SEARCH,
-            precedence=210,
-        ),
     ),
     ToolSpec(
         name="get_health_summary",
@@ -266,16 +238,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         intents=frozenset({IntentTag.DEFAULT}),
-        offline=OfflineChoice(
-            strong=(
-                *_GET_HEALTH_SUMMARY_WORDS,
-                "в порядке ли",
-                "unhealthy",
-                "пада",
-            ),
-            args=ArgsRecipe.OPTIONAL_DASHBOARD,
-            precedence=90,
-        ),
     ),
     ToolSpec(
         name="deploy_dashboard",
@@ -315,15 +277,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "выкати отчёт на прод",
                 "promote the dashboard from dev to staging",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(
-                *_DEPLOY_DASHBOARD_WORDS,
-                "закинуть",
-                "push it",
-                "перенеси этот дашборд",
-            ),
-            precedence=10,
         ),
     ),
     ToolSpec(
@@ -367,32 +320,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "validate the dashboard before release",
             ),
         ),
-        offline=OfflineChoice(
-            strong=(
-                *_RUN_LLM_VALIDATION_WORDS,
-                "run review",
-                "проверь ещё раз",
-                "проверь еще раз",
-                "re-run the llm",
-                "rerun the llm",
-                "перезапусти llm",
-                "перезапусти проверк",
-                "проверку через llm",
-                "проверь через llm",
-                "прогони llm",
-                "review the dash",
-                "ревью дашборд",
-                "сделай ревью",
-                "ревью этого дашборд",
-                "review this dashboard",
-                "validate",
-                "review of this dashboard",
-                "ревью дашборда",
-                "проверь дашборд",
-                "проверь этот дашборд",
-            ),
-            precedence=80,
-        ),
     ),
     ToolSpec(
         name="run_llm_documentation",
@@ -417,10 +344,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "добавь описание к дашборду",
                 "describe what this dashboard shows",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(*_RUN_LLM_DOCUMENTATION_WORDS,),
-            precedence=70,
         ),
     ),
     ToolSpec(
@@ -453,14 +376,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "make a branch",
             ),
         ),
-        offline=OfflineChoice(
-            strong=(
-                "ветк",
-                "branch",
-            ),
-            args=ArgsRecipe.BRANCH,
-            precedence=50,
-        ),
     ),
     ToolSpec(
         name="commit_changes",
@@ -491,11 +406,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "сохрани изменения в гит",
                 "commit my changes",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(*_COMMIT_CHANGES_WORDS,),
-            args=ArgsRecipe.COMMIT,
-            precedence=60,
         ),
     ),
 )

@@ -7,10 +7,8 @@ from typing import Final
 from pydantic import Field
 
 from sstools_agent.domain.catalog_types import (
-    ArgsRecipe,
     DescribedImpact,
     EnvironmentSource,
-    OfflineChoice,
     Operation,
     PageReader,
     PlanRecipe,
@@ -65,7 +63,7 @@ _SUPERSET_EXPLORE_DATABASE_WORDS: Final = (
     "depend",
     "базы данных",
 )
-"""Words that both route to superset_explore_database and, offline, name its action."""
+"""Words that route to superset_explore_database."""
 
 _SUPERSET_FORMAT_SQL_WORDS: Final = (
     "don't run",
@@ -79,7 +77,7 @@ _SUPERSET_FORMAT_SQL_WORDS: Final = (
     "pretty",
     "читаем",
 )
-"""Words that both route to superset_format_sql and, offline, name its action."""
+"""Words that route to superset_format_sql."""
 
 _SUPERSET_AUDIT_PERMISSIONS_WORDS: Final = (
     "allowed to",
@@ -93,7 +91,7 @@ _SUPERSET_AUDIT_PERMISSIONS_WORDS: Final = (
     "кто видит",
     "who can see",
 )
-"""Words that both route to superset_audit_permissions and, offline, name its action."""
+"""Words that route to superset_audit_permissions."""
 
 _SUPERSET_EXECUTE_SQL_WORDS: Final = (
     "строк из",
@@ -105,7 +103,7 @@ _SUPERSET_EXECUTE_SQL_WORDS: Final = (
     "примеры значений",
     "запрос",
 )
-"""Words that both route to superset_execute_sql and, offline, name its action."""
+"""Words that route to superset_execute_sql."""
 
 _SUPERSET_CREATE_DATASET_WORDS: Final = (
     "register",
@@ -116,7 +114,7 @@ _SUPERSET_CREATE_DATASET_WORDS: Final = (
     "create a dataset",
     "new dataset",
 )
-"""Words that both route to superset_create_dataset and, offline, name its action."""
+"""Words that route to superset_create_dataset."""
 
 
 TOOLS: Final[tuple[ToolSpec, ...]] = (
@@ -155,22 +153,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         describes=PageReader(ObjectType.DATASET, "dataset_id"),
-        offline=OfflineChoice(
-            strong=(
-                *_SUPERSET_EXPLORE_DATABASE_WORDS,
-                "маппинг",
-                "mapping",
-                "баз данных",
-                "databases",
-            ),
-            weak=(
-                "проблем",
-                "problem",
-                "issue",
-            ),
-            args=ArgsRecipe.DATASET_SCOPE,
-            precedence=140,
-        ),
     ),
     ToolSpec(
         name="superset_format_sql",
@@ -197,15 +179,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "сделай запрос читаемым",
                 "pretty print the sql",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(
-                *_SUPERSET_FORMAT_SQL_WORDS,
-                "do not run",
-                "не запускай",
-                "приведи в порядок",
-            ),
-            precedence=100,
         ),
     ),
     ToolSpec(
@@ -235,18 +208,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "какие права у роли аналитик",
                 "audit the permissions of this dataset",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(
-                *_SUPERSET_AUDIT_PERMISSIONS_WORDS,
-                " role",
-                "роль ",
-                "прав доступ",
-                "who can access",
-                "кто имеет доступ",
-            ),
-            args=ArgsRecipe.DATASET_SCOPE,
-            precedence=130,
         ),
     ),
     ToolSpec(
@@ -289,26 +250,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "how many rows are in the orders table",
             ),
         ),
-        offline=OfflineChoice(
-            strong=(
-                *_SUPERSET_EXECUTE_SQL_WORDS,
-                "select ",
-                "update ",
-                "delete ",
-                "insert ",
-                "выполни sql",
-                "run sql",
-                "execute sql",
-            ),
-            args=ArgsRecipe.SQL_QUERY,
-            follow_up=(
-                "run it",
-                "execute it",
-                "выполни его",
-                "запусти его",
-            ),
-            precedence=110,
-        ),
     ),
     ToolSpec(
         name="superset_create_dataset",
@@ -336,17 +277,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "сделай новый датасет",
                 "add a dataset for this table",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(
-                *_SUPERSET_CREATE_DATASET_WORDS,
-                "a dataset for",
-                "создай новый датасет",
-                "dataset from the table",
-                "датасет из таблиц",
-            ),
-            args=ArgsRecipe.DATASET_TABLE,
-            precedence=120,
         ),
     ),
 )

@@ -7,7 +7,6 @@ from typing import Final
 from sstools_agent.domain.catalog_types import (
     EnvironmentSource,
     IntentTag,
-    OfflineChoice,
     Operation,
     Routing,
     ToolSpec,
@@ -26,7 +25,7 @@ _SHOW_CAPABILITIES_WORDS: Final = (
     "возможност",
     "what can you",
 )
-"""Words that both route to show_capabilities and, offline, name its action."""
+"""Words that route to show_capabilities."""
 
 
 TOOLS: Final[tuple[ToolSpec, ...]] = (
@@ -54,12 +53,5 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         intents=frozenset({IntentTag.CAPABILITIES}),
-        offline=OfflineChoice(
-            strong=(
-                *_SHOW_CAPABILITIES_WORDS,
-                "помощь",
-            ),
-            precedence=0,
-        ),
     ),
 )

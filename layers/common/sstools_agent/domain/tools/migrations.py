@@ -9,7 +9,6 @@ from pydantic import Field
 from sstools_agent.domain.catalog_types import (
     DescribedImpact,
     EnvironmentSource,
-    OfflineChoice,
     Operation,
     PageReader,
     PlanRecipe,
@@ -57,7 +56,7 @@ _EXECUTE_MIGRATION_WORDS: Final = (
     "execute migration",
     "execute the migration",
 )
-"""Words that both route to execute_migration and, offline, name its action."""
+"""Words that route to execute_migration."""
 
 _LIST_MIGRATIONS_WORDS: Final = (
     "переносы",
@@ -68,7 +67,7 @@ _LIST_MIGRATIONS_WORDS: Final = (
     "запланированные",
     "упавшие",
 )
-"""Words that both route to list_migrations and, offline, name its action."""
+"""Words that route to list_migrations."""
 
 
 TOOLS: Final[tuple[ToolSpec, ...]] = (
@@ -106,30 +105,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "run the planned migration",
             ),
         ),
-        offline=OfflineChoice(
-            strong=(
-                *_EXECUTE_MIGRATION_WORDS,
-                "запусти номер",
-                "перезапусти миграц",
-                "запусти эту миграц",
-                "выполни эту миграц",
-                "execute this migration",
-                "run this migration",
-            ),
-            follow_up=(
-                "run it",
-                "kick it off",
-                "запусти её",
-                "запусти ее",
-                "выполни её",
-                "выполни ее",
-                "перезапусти её",
-                "перезапусти ее",
-                "re-run it",
-                "rerun it",
-            ),
-            precedence=20,
-        ),
     ),
     ToolSpec(
         name="list_migrations",
@@ -157,21 +132,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "покажи упавшие миграции",
                 "which migrations failed",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(
-                *_LIST_MIGRATIONS_WORDS,
-                "выполняющиеся",
-                "миграций",
-                "какие миграц",
-                "список миграц",
-                "все миграц",
-                "migrations",
-                "any migration",
-            ),
-            # «миграции» alone may be «этой миграции» (the page's): a weak word
-            weak=("миграци",),
-            precedence=40,
         ),
     ),
     ToolSpec(
@@ -213,28 +173,5 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         describes=PageReader(ObjectType.MIGRATION, "migration_id"),
-        offline=OfflineChoice(
-            strong=(
-                "план миграц",
-                "migration plan",
-                "что изменит миграц",
-                "plan of migration",
-                "plan for migration",
-                "план этой миграц",
-                "plan of this migration",
-            ),
-            weak=(
-                "план",
-                "plan",
-                "what's in",
-                "что в ней",
-                "что входит",
-                "что переносит",
-                "contents",
-                "contain",
-                "содерж",
-            ),
-            precedence=30,
-        ),
     ),
 )

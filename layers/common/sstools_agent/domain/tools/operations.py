@@ -7,11 +7,9 @@ from typing import Final
 from pydantic import Field
 
 from sstools_agent.domain.catalog_types import (
-    ArgsRecipe,
     DescribedImpact,
     EnvironmentSource,
     IntentTag,
-    OfflineChoice,
     Operation,
     PlanRecipe,
     Routing,
@@ -53,7 +51,7 @@ _RUN_BACKUP_WORDS: Final = (
     "backup",
     "back up",
 )
-"""Words that both route to run_backup and, offline, name its action."""
+"""Words that route to run_backup."""
 
 _START_MAINTENANCE_WORDS: Final = (
     "minute maintenance",
@@ -65,7 +63,7 @@ _START_MAINTENANCE_WORDS: Final = (
     "переведи в обслуж",
     "start maintenance",
 )
-"""Words that both route to start_maintenance and, offline, name its action."""
+"""Words that route to start_maintenance."""
 
 _END_MAINTENANCE_WORDS: Final = (
     "сними с обслуж",
@@ -78,7 +76,7 @@ _END_MAINTENANCE_WORDS: Final = (
     "stop maintenance",
     "finish maintenance",
 )
-"""Words that both route to end_maintenance and, offline, name its action."""
+"""Words that route to end_maintenance."""
 
 
 TOOLS: Final[tuple[ToolSpec, ...]] = (
@@ -114,16 +112,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         intents=frozenset({IntentTag.DEFAULT}),
-        offline=OfflineChoice(
-            strong=(
-                "url",
-                "адрес",
-                "ссылк",
-                "окружени",
-                "environments",
-            ),
-            precedence=200,
-        ),
     ),
     ToolSpec(
         name="get_task_status",
@@ -157,14 +145,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         intents=frozenset({IntentTag.DEFAULT}),
-        offline=OfflineChoice(
-            strong=(
-                "задач",
-                "task",
-            ),
-            args=ArgsRecipe.TASK,
-            precedence=150,
-        ),
     ),
     ToolSpec(
         name="run_backup",
@@ -192,10 +172,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "создай резервную копию",
                 "take a snapshot before the release",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(*_RUN_BACKUP_WORDS,),
-            precedence=160,
         ),
     ),
     ToolSpec(
@@ -228,19 +204,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "list the backups of this environment",
                 "when was the last backup taken",
             ),
-        ),
-        offline=OfflineChoice(
-            strong=(
-                "какие бэкап",
-                "список бэкап",
-                "последний бэкап",
-                "когда был бэкап",
-                "резервные копии",
-                "list backups",
-                "last backup",
-                "latest backup",
-            ),
-            precedence=150,
         ),
     ),
     ToolSpec(
@@ -278,15 +241,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         intents=frozenset({IntentTag.MAINTENANCE}),
-        offline=OfflineChoice(
-            strong=(
-                "техработ",
-                "технические работы",
-                "обслуживан",
-                "maintenance",
-            ),
-            precedence=190,
-        ),
     ),
     ToolSpec(
         name="start_maintenance",
@@ -322,22 +276,6 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         intents=frozenset({IntentTag.MAINTENANCE}),
-        offline=OfflineChoice(
-            strong=(
-                *_START_MAINTENANCE_WORDS,
-                "start a maintenance",
-                "минутное обслуж",
-                "минутное окно",
-                "put prod into",
-                "в режим обслуж",
-                "open a maintenance",
-                "открой окно обслуж",
-                "начни техработ",
-                "schedule maintenance",
-            ),
-            args=ArgsRecipe.MAINTENANCE_WINDOW,
-            precedence=170,
-        ),
     ),
     ToolSpec(
         name="end_maintenance",
@@ -371,30 +309,5 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             ),
         ),
         intents=frozenset({IntentTag.MAINTENANCE}),
-        offline=OfflineChoice(
-            strong=(
-                *_END_MAINTENANCE_WORDS,
-                "сними окружение с обслуж",
-                "close the maintenance window",
-                "заканчивай обслуж",
-                "заканчивай техработ",
-                "end the maintenance",
-                "close the maintenance",
-                "закрой обслуж",
-                "закрой окно",
-                "заверши техработ",
-                "закончи техработ",
-            ),
-            args=ArgsRecipe.MAINTENANCE_EVENT,
-            follow_up=(
-                "close it",
-                "end it",
-                "заверши его",
-                "заверши её",
-                "заверши ее",
-                "закончи его",
-            ),
-            precedence=180,
-        ),
     ),
 )
