@@ -19,7 +19,7 @@ from local.browser import AgentPage, PageStack
 from local.servers import serve
 from local.state_machine_tasks import deliver_over_http, start_lambda_task_pump
 from sstools_agent.adapters.memory import MemoryAuditSink
-from sstools_agent.agent.offline_model import OfflineChatModel
+from sstools_agent.agent.standin_model import StandinChatModel
 from sstools_agent.chat.approval_routes import SECOND_DECISION_PATH
 from tests.integration.browser.test_page_cards import ask_for_card
 
@@ -33,7 +33,7 @@ def two_approvers(
     upstream_server.reset()
     site = sites("two_approvers")
     settings = site.stack.settings
-    app, _, _ = chat_app(site.stack, OfflineChatModel(), MemoryAuditSink())
+    app, _, _ = chat_app(site.stack, StandinChatModel(), MemoryAuditSink())
     with serve(app, lifespan="on") as url:
         stop = start_lambda_task_pump(
             settings.aws_endpoint_url or "",
