@@ -189,15 +189,16 @@ def aws_call_usage(call: AwsCall) -> Usage:
 
 
 def decided_path(definition: Mapping[str, Any]) -> list[str]:
-    """A state machine's states from its start to its end along `Next` alone (no error, no
-    timeout): the confirmation's path when the user decides."""
+    """A state machine's states from its start to its end along `Next` and a choice's `Default`
+    (no error, no timeout, no second approver): the confirmation's path when the user decides."""
     states, name, path = definition["States"], definition["StartAt"], []
     while True:
         path.append(name)
         state = states[name]
-        if state.get("End") or "Next" not in state:
+        following = state.get("Default") if state["Type"] == "Choice" else state.get("Next")
+        if state.get("End") or following is None:
             return path
-        name = state["Next"]
+        name = following
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,7 @@ def test_a_call_without_a_billing_rule_is_an_error_not_free() -> None:
 
 def test_the_confirmations_decided_path_in_the_state_machine() -> None:
     definition = json.loads((ROOT / "statemachines/confirmation.asl.json").read_text())
-    assert decided_path(definition) == ["WaitForDecision", "PublishOutcome"]
+    assert decided_path(definition) == ["WaitForDecision", "AfterDecision", "PublishOutcome"]
 
 
 def test_every_price_names_its_unit_and_a_positive_figure() -> None:
