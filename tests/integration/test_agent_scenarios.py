@@ -41,7 +41,7 @@ from sstools_agent.domain.tool_output_summary import (
 from sstools_agent.domain.tool_policy import ToolPolicy
 from tests.support.models import ScriptedModel
 from tests.support.seed import DATASET_15, SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
-from tests.support.standin_gaps import FAILURE_SAID_TWICE, VALUES_NOT_IN_WORDS
+from tests.support.standin_gaps import FAILURE_SAID_TWICE
 
 pytestmark = pytest.mark.anyio
 
@@ -84,7 +84,6 @@ def only(events: list[Any], kind: EventType) -> dict[str, Any]:
 # --- Story 1: context-aware agent ------------------------------------------------------------
 
 
-@VALUES_NOT_IN_WORDS
 async def test_s1_a1_status_of_this_dashboard_without_naming_it(stack: AgentStack):
     # Given /agent?objectType=dashboard&objectId=10&envId=ss-dev and an engineer
     model = RecordingStandinModel()
@@ -117,7 +116,6 @@ async def test_s1_a1_status_of_this_dashboard_without_naming_it(stack: AgentStac
         assert raw not in text, text
 
 
-@VALUES_NOT_IN_WORDS
 async def test_s1_a2_problems_with_this_dataset(stack: AgentStack):
     events = await collect(
         stack.agent().send(

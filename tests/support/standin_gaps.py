@@ -8,13 +8,6 @@ from typing import Final
 
 import pytest
 
-VALUES_NOT_IN_WORDS: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stand-in gap: its answer shows a result's keys, the upstream's statuses and ISO times as "
-        "they come (`git`: ( `status`: «behind» )), not in words through domain/wording.py"
-    ),
-)
 FAILURE_SAID_TWICE: Final = pytest.mark.xfail(
     strict=True,
     reason=(

@@ -23,6 +23,7 @@ prefetched summary) and the conversation. Its rules:
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from sstools_agent.agent.prompts import (
     UNAVAILABLE_OPEN,
 )
 from sstools_agent.agent.scripted_replies import ReplyStreamingModel
+from sstools_agent.domain import output_words as words
 from sstools_agent.domain.attachment_content import read_attachment_blocks
 from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS
@@ -560,7 +562,7 @@ def _clarifying_question(tool: str, args: _Args, russian: bool) -> str:
 
 def _heading(tool: str, args: Mapping[str, Any], russian: bool) -> str:
     label = read.tool_words(tool, russian)
-    shown = f" ({read.inline(dict(args), russian)})" if args else ""
+    shown = f" ({words.arguments_words(args, russian)})" if args else ""
     return f"{label[:1].upper()}{label[1:]}{shown}:"
 
 
@@ -595,12 +597,16 @@ def _page_item(turn: _Turn) -> dict[str, Any]:
 def _also_from_page(turn: _Turn, args: Mapping[str, Any], data: Any) -> str:
     """What the page's summary adds about the page's object to a result about it (the chart
     errors behind a dashboard's health figures), as a model reading both would."""
-    if not turn.summary or str(turn.page.get("objectId")) not in read.inline(args, False):
+    if not turn.summary or str(turn.page.get("objectId")) not in map(str, _values(args)):
         return ""
-    shown = read.inline(data, turn.russian)
-    extra = {k: v for k, v in _page_item(turn).items() if f"`{k}`" not in shown}
+    shown = json.dumps(data, ensure_ascii=False)
+    extra = {k: v for k, v in _page_item(turn).items() if f'"{k}"' not in shown}
     heading = read.say(turn.russian, "Ещё по сводке страницы:", "Also from the page's summary:")
-    return read.render(heading, extra, turn.russian) if extra else ""
+    return words.output_words(heading, extra, turn.russian) if extra else ""
+
+
+def _values(args: Mapping[str, Any]) -> list[Any]:
+    return [v for value in args.values() for v in (value if isinstance(value, list) else [value])]
 
 
 def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
@@ -622,7 +628,8 @@ def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
             continue
         args = calls.get(str(result.tool_call_id), {})
         data = read.as_data(read.content_text(result))
-        parts.append(read.render(_heading(result.name or "tool", args, russian), data, russian))
+        heading = _heading(result.name or "tool", args, russian)
+        parts.append(words.output_words(heading, data, russian))
         parts.append(_also_from_page(turn, args, data))
     return "\n\n".join(p for p in parts if p)
 
@@ -634,7 +641,7 @@ def _summary_answer(turn: _Turn) -> str:
         f"По сводке объекта страницы ({read.tool_words(tool, True)}):",
         f"From the page object's summary ({tool}):",
     )
-    return read.render(heading, turn.page_result, turn.russian)
+    return words.output_words(heading, turn.page_result, turn.russian)
 
 
 def _kept_out_answer(tool: str, turn: _Turn) -> str:
@@ -672,5 +679,5 @@ def _files_answer(files: Sequence[Mapping[str, Any]], russian: bool) -> str:
         name = file.get("file") or read.say(russian, "файл", "file")
         facts = {k: v for k, v in file.items() if k != "file"}
         heading = read.say(russian, f"Файл «{name}»:", f"File “{name}”:")
-        parts.append(read.render(heading, facts, russian))
+        parts.append(words.output_words(heading, facts, russian))
     return "\n\n".join(parts)

@@ -1,0 +1,69 @@
+"""A tool's output in words (domain/output_words.py): fields by their labels, values in words by
+their field and parent, times with their zone, lists what matters first and counted right, tools by
+their labels; the English answer in English."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from sstools_agent.domain.output_words import output_words
+from sstools_agent.domain.tool_output_summary import summarise_tool_output
+from sstools_agent.domain.wording import ISO_TIMESTAMP
+
+DASHBOARD = {
+    "id": 10,
+    "title": "Отчёт по энергопотреблению",
+    "git": {"status": "behind", "branch": "main"},
+    "last_change": {"at": "2026-11-04T08:15:00Z", "by": "petrov"},
+    "validation": {"status": "passed", "checked_at": "2026-11-11T06:00:00Z"},
+}
+
+
+def test_a_status_is_said_by_its_field_and_parent_and_a_time_in_utc():
+    text = output_words("Дашборд:", {"environment": "ss-dev", "dashboards": [DASHBOARD]}, True)
+    for said in (
+        "«Отчёт по энергопотреблению» №10",
+        "git-статус: отстаёт от удалённой ветки",
+        "последнее изменение: 4 ноября 08:15 UTC",
+        "валидация: пройдена",
+        "окружение: «ss-dev»",
+    ):
+        assert said.lower() in text.lower(), text
+    assert not re.search(r"behind|passed|last_change|checked_at|`", text), text
+    assert not ISO_TIMESTAMP.search(text), text
+
+
+def test_the_same_value_reads_by_whose_status_it_is():
+    backups = output_words("", {"backups": [{"id": 1, "status": "done"}]}, True)
+    migration = output_words("", {"migration": {"id": 3, "status": "done"}}, True)
+    assert "статус: готова" in backups, backups
+    assert "статус: выполнена" in migration, migration
+
+
+def test_a_list_says_what_matters_first_and_counts_what_it_leaves_out():
+    items = [{"id": n, "status": "ok"} for n in range(1, 40)] + [{"id": 42, "status": "failing"}]
+    summary = summarise_tool_output({"dashboards": items}, budget=600).content
+    text = output_words("", json.loads(summary), True)
+    lines = text.splitlines()
+    assert lines[0].startswith("Дашборды ("), text
+    assert "из 40" in lines[0], text
+    assert "№42" in lines[1], text  # failing before ok
+    shown = sum(line.lstrip().startswith("- ") for line in lines)
+    assert f"И ещё {40 - shown} дашборд" in text, text
+
+
+def test_an_answer_over_its_budget_counts_the_items_it_did_not_say():
+    items = [{"id": n, "title": f"Дашборд номер {n}"} for n in range(1, 101)]
+    text = output_words("Найдено:", {"dashboards": items}, True, budget=600)
+    shown = sum(line.lstrip().startswith("- ") for line in text.splitlines())
+    assert 0 < shown < 100
+    assert len(text) <= 700
+    assert text.endswith(f"И ещё {100 - shown} дашбордов."), text
+
+
+def test_the_english_answer_stays_english():
+    text = output_words("Dashboard:", {"dashboards": [DASHBOARD]}, False)
+    assert "git: behind the remote" in text, text
+    assert "last change: November 4, 08:15 UTC" in text, text
+    assert not re.search(r"[а-яё]", text.replace("Отчёт по энергопотреблению", "")), text
