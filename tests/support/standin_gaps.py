@@ -8,13 +8,6 @@ from typing import Final
 
 import pytest
 
-FAILURE_SAID_TWICE: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stand-in gap: after a failed or timed-out call its answer repeats the failure, with the "
-        "error's code and English text, which the tool card already says"
-    ),
-)
 CAPABILITIES_AS_DATA: Final = pytest.mark.xfail(
     strict=True,
     reason=(

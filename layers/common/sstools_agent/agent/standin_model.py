@@ -580,8 +580,8 @@ def _failure(message: ToolMessage, russian: bool) -> str:
         )
     if event == "cancelled":  # the stream has already said so in Russian
         return read.say(russian, "", "Understood: the operation was cancelled, nothing ran.")
-    detail = read.content_text(message).rsplit("\n", 1)[-1]
-    return read.say(russian, f"Не удалось: «{label}» — {detail}", f"{tool} failed: {detail}")
+    # A failed or timed-out call is said once, by its card (what happened, what to do, «Повторить»)
+    return ""
 
 
 def _page_item(turn: _Turn) -> dict[str, Any]:
