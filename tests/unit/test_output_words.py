@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from sstools_agent.domain.output_words import output_words
+from sstools_agent.domain.output_words import also_available, output_words, tools_by_operation
 from sstools_agent.domain.tool_output_summary import summarise_tool_output
 from sstools_agent.domain.wording import ISO_TIMESTAMP
 
@@ -67,3 +67,26 @@ def test_the_english_answer_stays_english():
     assert "git: behind the remote" in text, text
     assert "last change: November 4, 08:15 UTC" in text, text
     assert not re.search(r"[а-яё]", text.replace("Отчёт по энергопотреблению", "")), text
+
+
+def test_tools_are_said_by_their_labels_reads_apart_from_changes():
+    data = {
+        "role": "engineer",
+        "tools": [
+            {"name": "list_environments", "description": "List environments.", "operation": "read"},
+            {"name": "commit_changes", "description": "Commit.", "operation": "write"},
+        ],
+    }
+    text = tools_by_operation(data, True)
+    assert "ваша роль — «инженер»" in text
+    assert "Смотреть:\n- Список окружений" in text
+    assert "после вашего подтверждения):\n- Коммит изменений дашборда в git" in text
+    assert not re.search(r"[a-z]+_[a-z]+|engineer|List environments", text), text
+
+
+def test_what_else_is_available_is_a_paragraph_by_where():
+    text = also_available({"search_dashboards": "no_environment", "run_backup": "role"}, True)
+    assert text.startswith("Ещё доступно:\n")
+    assert "- после выбора окружения: поиск дашбордов" in text
+    assert "- с другой ролью: резервная копия метаданных окружения" in text
+    assert also_available({}, True) == ""

@@ -628,6 +628,11 @@ def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
             continue
         args = calls.get(str(result.tool_call_id), {})
         data = read.as_data(read.content_text(result))
+        if words.lists_tools(data):  # what the assistant can do, and what else elsewhere
+            kept_out = {tool: str(entry.get("rule")) for tool, entry in turn.kept_out.items()}
+            parts.append(words.tools_by_operation(data, russian))
+            parts.append(words.also_available(kept_out, russian))
+            continue
         heading = _heading(result.name or "tool", args, russian)
         parts.append(words.output_words(heading, data, russian))
         parts.append(_also_from_page(turn, args, data))

@@ -12,10 +12,11 @@ what it did not say. The English answer names the fields by their own words.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.glossary import ARGUMENT_LABELS, FIELD_LABELS, tool_label
 from sstools_agent.domain.item_importance import ImportanceOrder
 from sstools_agent.domain.tool_catalog import CATALOG
@@ -40,6 +41,15 @@ _CUT_LIST_META: Final = frozenset(
     {"items", "total_count", "shown", "truncated", "omitted", "ranked_by", "status_counts"}
 )
 """The keys of a list the summariser cut (`_ListPlan.cut`): its items and its counts."""
+_KEPT_OUT_WHERE: Final = {
+    "no_environment": ("после выбора окружения", "once an environment is chosen"),
+    "affinity": (
+        "на странице другого объекта или без объекта",
+        "on another object's page, or one without an object",
+    ),
+    "role": ("с другой ролью", "with another role"),
+}
+"""Where a tool kept from this user is available, by the policy's rule (`RemovalRule`)."""
 
 
 def say(russian: bool, ru: str, en: str) -> str:
@@ -278,3 +288,58 @@ def output_words(heading: str, value: Any, russian: bool, budget: int = MAX_ANSW
         if said < len(listing.items):
             return "\n".join(out)
     return "\n".join(out)
+
+
+def lists_tools(value: Any) -> bool:
+    """Whether a result lists the catalog's tools (what the assistant can do)."""
+    tools = value.get("tools") if isinstance(value, Mapping) else value
+    return isinstance(tools, list) and bool(tools) and all(map(_is_tool_record, tools))
+
+
+def tools_by_operation(value: Mapping[str, Any], russian: bool) -> str:
+    """A list of tools in words, what reads apart from what changes (each change is confirmed)."""
+    reads = [t for t in value["tools"] if _operation(t) is not Operation.WRITE]
+    writes = [t for t in value["tools"] if _operation(t) is Operation.WRITE]
+    role = value.get("role")
+    parts = [
+        say(russian, "Вот что я могу здесь", "Here is what I can do here")
+        + (say(russian, f" (ваша роль — {role_words(role, True)})", f" (your role: {role})"))
+        * bool(role)
+        + "."
+    ]
+    if reads:
+        parts.append(say(russian, "Смотреть:\n", "Look up:\n") + _bullets(reads, russian))
+    if writes:
+        parts.append(
+            say(
+                russian,
+                "Изменять (каждое изменение — после вашего подтверждения):\n",
+                "Change (each change after your confirmation):\n",
+            )
+            + _bullets(writes, russian)
+        )
+    return "\n\n".join(parts)
+
+
+def _operation(record: Mapping[str, Any]) -> Operation:
+    spec = CATALOG.get(str(record.get("name")))
+    return spec.operation if spec is not None else Operation.READ
+
+
+def _bullets(records: Sequence[Mapping[str, Any]], russian: bool) -> str:
+    return "\n".join(f"- {tool_words(str(r['name']), russian)}" for r in records)
+
+
+def also_available(kept_out: Mapping[str, str], russian: bool) -> str:
+    """«Ещё доступно:» as a paragraph of its own: the tools kept from this user here
+    (`{tool: rule}`), grouped by where they are available."""
+    by_rule: dict[str, list[str]] = {}
+    for tool, rule in kept_out.items():
+        title = tool_words(tool, russian)
+        title = title[:1].lower() + title[1:] if title[1:2].islower() else title
+        by_rule.setdefault(rule, []).append(title)
+    lines = [
+        f"- {say(russian, *_KEPT_OUT_WHERE.get(rule, (rule, rule)))}: {', '.join(tools)}"
+        for rule, tools in by_rule.items()
+    ]
+    return say(russian, "Ещё доступно:\n", "Also available:\n") + "\n".join(lines) if lines else ""
