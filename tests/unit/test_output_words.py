@@ -90,3 +90,15 @@ def test_what_else_is_available_is_a_paragraph_by_where():
     assert "- после выбора окружения: поиск дашбордов" in text
     assert "- с другой ролью: резервная копия метаданных окружения" in text
     assert also_available({}, True) == ""
+
+
+def test_an_attached_files_facts_are_named_in_words():
+    facts = {
+        "content_type": "text/csv",
+        "size_bytes": 120,
+        "csv": {"columns": ["order_id", "amount"], "column_count": 2, "row_count": 3},
+    }
+    text = output_words("Файл «orders.csv»:", facts, True)
+    assert "Тип файла: «text/csv»" in text, text
+    assert "столбцов: 2" in text, text
+    assert not re.search(r"content_type|size_bytes|column_count|row_count", text), text

@@ -105,7 +105,7 @@ FIELD_KINDS: Final[Mapping[str, str]] = {
     **{field: field for field in ("git", "validation", "review", "task", "backup", "tier")},
     **{"migration": "migration", "migrations": "migration", "backups": "backup"},
     **{"event": "maintenance", "events": "maintenance", "kind": "task_kind"},
-    **{"access": "access", "action": "plan_action", "result": "result"},
+    **{"access": "access", "operation": "access", "action": "plan_action", "result": "result"},
 }
 """Which kind of value a field holds, by the field's name (`tier`, `access`) or, for a `status`,
 by its parent's (`git.status` is a git status, a status in `backups` a backup's)."""
