@@ -43,6 +43,8 @@ SEEDED: dict[str, list[Any]] = {
     "migration_id": [1, 2, 3, 5],
     "task_id": ["task-101", "task-102"],
     "status": ["planned", "done", "failed", "running"],
+    # a statement that writes: its result counts the rows it changed
+    "sql": ["UPDATE mart.subscribers SET value = 0 WHERE id = 5"],
 }
 """Seeded objects whose data differs in what an answer says of them."""
 SNAKE_CASE = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w])")

@@ -102,3 +102,9 @@ def test_an_attached_files_facts_are_named_in_words():
     assert "Тип файла: «text/csv»" in text, text
     assert "столбцов: 2" in text, text
     assert not re.search(r"content_type|size_bytes|column_count|row_count", text), text
+
+
+def test_a_count_named_after_its_noun_reads_as_one():
+    result = {"environment": "staging", "rows_affected": 3}
+    assert "3 rows affected" in output_words("SQL run:", result, False)
+    assert "Изменено строк: 3" in output_words("SQL выполнен:", result, True)

@@ -113,6 +113,7 @@ FIELD_LABELS: Final = {
     "row_count": "строк",
     "row_count_note": "как считаны строки",
     "rows": "строки",
+    "rows_affected": "изменено строк",
     "schema": "схема",
     "schemas": "схемы",
     "size": "размер",

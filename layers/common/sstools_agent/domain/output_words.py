@@ -120,12 +120,20 @@ def item_words(value: Any, russian: bool, parent: str = "") -> str:
     number = f"№{value['id']}" if isinstance(value.get("id"), int) else ""
     head = " ".join(filter(None, [scalar_words(value[name], russian) if name else "", number]))
     shown = {name, "id"}
-    facts = [
-        f"{field_words(str(k), russian)}: {value_words(v, russian, str(k), parent)}"
-        for k, v in value.items()
-        if k not in shown and _present(v)
-    ]
-    return " — ".join(filter(None, [head, "; ".join(facts)]))
+    facts = [fact_words(str(k), v, russian, parent) for k, v in value.items() if k not in shown]
+    return " — ".join(filter(None, [head, "; ".join(filter(None, facts))]))
+
+
+def fact_words(field: str, value: Any, russian: bool, parent: str = "") -> str:
+    """«label: value»; in English a count named after its noun reads as one ("3 rows affected"
+    for `rows_affected`: 3). An empty value is no fact."""
+    if not _present(value):
+        return ""
+    parts = field.split("_", 1)
+    noun = next((n for n, (_, en) in NOUNS.items() if en[1] == parts[0]), None)
+    if not russian and noun and len(parts) > 1 and type(value) is int:
+        return f"{counted(value, noun, False)} {parts[1].replace('_', ' ')}"
+    return f"{field_words(field, russian)}: {value_words(value, russian, field, parent)}"
 
 
 def value_words(value: Any, russian: bool, field: str = "", parent: str = "") -> str:
@@ -138,12 +146,8 @@ def value_words(value: Any, russian: bool, field: str = "", parent: str = "") ->
     if isinstance(value, Mapping):
         first = [k for k in _HEADLINE_FIELDS if _present(value.get(k))]
         parts = [scalar_words(value[k], russian, str(k), field) for k in first]
-        parts += [
-            f"{field_words(str(k), russian)}: {value_words(v, russian, str(k), field)}"
-            for k, v in value.items()
-            if k not in first and _present(v)
-        ]
-        return ", ".join(parts)
+        parts += [fact_words(str(k), v, russian, field) for k, v in value.items() if k not in first]
+        return ", ".join(filter(None, parts))
     if isinstance(value, list):
         if any(isinstance(v, Mapping | list) for v in value):
             return "; ".join(f"({item_words(v, russian, field)})" for v in value)
@@ -153,11 +157,7 @@ def value_words(value: Any, russian: bool, field: str = "", parent: str = "") ->
 
 def arguments_words(args: Mapping[str, Any], russian: bool) -> str:
     """A call's arguments in words: «дашборды: 10, 11; куда (окружение): «staging»»."""
-    return "; ".join(
-        f"{field_words(str(k), russian)}: {value_words(v, russian, str(k))}"
-        for k, v in args.items()
-        if _present(v)
-    )
+    return "; ".join(filter(None, (fact_words(str(k), v, russian) for k, v in args.items())))
 
 
 def _cut_list_inline(value: Mapping[str, Any], russian: bool, field: str) -> str:
@@ -251,9 +251,8 @@ def _blocks(value: Any, russian: bool) -> Iterator[tuple[str, _Listing | None]]:
             elif key == "status_counts":
                 yield f"{field_words(key, russian)}: {_status_counts(item, {}, '', russian)}", None
             elif _present(item):
-                label = field_words(str(key), russian)
-                line = f"{label[:1].upper()}{label[1:]}: {value_words(item, russian, str(key))}"
-                yield line, None
+                line = fact_words(str(key), item, russian)
+                yield line[:1].upper() + line[1:], None
     elif _present(value):
         yield scalar_words(value, russian), None
 
