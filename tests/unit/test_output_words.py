@@ -107,4 +107,6 @@ def test_an_attached_files_facts_are_named_in_words():
 def test_a_count_named_after_its_noun_reads_as_one():
     result = {"environment": "staging", "rows_affected": 3}
     assert "3 rows affected" in output_words("SQL run:", result, False)
+    health = {"items": [{"dashboard_id": 42, "failing_charts": 2, "slow_queries": 1}]}
+    assert "2 failing charts; 1 slow query" in output_words("Health:", health, False)
     assert "Изменено строк: 3" in output_words("SQL выполнен:", result, True)

@@ -126,14 +126,26 @@ def item_words(value: Any, russian: bool, parent: str = "") -> str:
 
 def fact_words(field: str, value: Any, russian: bool, parent: str = "") -> str:
     """«label: value»; in English a count named after its noun reads as one ("3 rows affected"
-    for `rows_affected`: 3). An empty value is no fact."""
+    for `rows_affected`: 3, "2 failing charts" for `failing_charts`: 2). An empty value is no
+    fact."""
     if not _present(value):
         return ""
-    parts = field.split("_", 1)
-    noun = next((n for n, (_, en) in NOUNS.items() if en[1] == parts[0]), None)
-    if not russian and noun and len(parts) > 1 and type(value) is int:
-        return f"{counted(value, noun, False)} {parts[1].replace('_', ' ')}"
+    if not russian and type(value) is int and (counted_words := _count_words(field, value)):
+        return counted_words
     return f"{field_words(field, russian)}: {value_words(value, russian, field, parent)}"
+
+
+def _count_words(field: str, count: int) -> str | None:
+    """A count field in English word order, when its name starts or ends with a noun's plural."""
+    words = field.split("_")
+    for _, (singular, plural) in NOUNS.values():
+        noun = plural.split()
+        form = singular if count == 1 else plural
+        if words[: len(noun)] == noun and len(words) > len(noun):
+            return f"{count} {form} {' '.join(words[len(noun) :])}"
+        if words[-len(noun) :] == noun:
+            return " ".join([str(count), *words[: -len(noun)], form])
+    return None
 
 
 def value_words(value: Any, russian: bool, field: str = "", parent: str = "") -> str:
