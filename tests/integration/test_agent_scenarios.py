@@ -41,7 +41,6 @@ from sstools_agent.domain.tool_output_summary import (
 from sstools_agent.domain.tool_policy import ToolPolicy
 from tests.support.models import ScriptedModel
 from tests.support.seed import DATASET_15, SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
-from tests.support.standin_gaps import FAILURE_SAID_TWICE, VALUES_NOT_IN_WORDS
 
 pytestmark = pytest.mark.anyio
 
@@ -84,7 +83,6 @@ def only(events: list[Any], kind: EventType) -> dict[str, Any]:
 # --- Story 1: context-aware agent ------------------------------------------------------------
 
 
-@VALUES_NOT_IN_WORDS
 async def test_s1_a1_status_of_this_dashboard_without_naming_it(stack: AgentStack):
     # Given /agent?objectType=dashboard&objectId=10&envId=ss-dev and an engineer
     model = RecordingStandinModel()
@@ -117,7 +115,6 @@ async def test_s1_a1_status_of_this_dashboard_without_naming_it(stack: AgentStac
         assert raw not in text, text
 
 
-@VALUES_NOT_IN_WORDS
 async def test_s1_a2_problems_with_this_dataset(stack: AgentStack):
     events = await collect(
         stack.agent().send(
@@ -355,7 +352,6 @@ async def test_s3_a2_a_transient_503_on_a_read_is_retried_once(stack: AgentStack
     assert stack.upstream.plan.requests("GET", path) == 2
 
 
-@FAILURE_SAID_TWICE
 async def test_s3_a2_a_503_on_a_write_is_not_retried(stack: AgentStack):
     path = "/api/dashboards/deploy"
     stack.upstream.plan.add("POST", path, Fault(FaultKind.STATUS, status=503, times=1))
@@ -465,7 +461,6 @@ async def test_a_hostile_name_in_a_tool_output_stays_data(stack: AgentStack):
     assert stack.upstream.plan.requests("POST", "/api/dashboards/deploy") == 0
 
 
-@FAILURE_SAID_TWICE
 async def test_s3_a4_a_hanging_tool_times_out_and_the_chat_goes_on(stack: AgentStack):
     path = "/api/environments/ss-dev/dashboards"
     stack.upstream.plan.add("GET", path, Fault(FaultKind.HANG, seconds=30, times=None))

@@ -8,7 +8,6 @@ how a model reads a phrasing; they are `make eval` figures (docs/evaluation.md),
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Final
 
 import pytest
 
@@ -57,20 +56,11 @@ async def test_no_scenario_leaves_the_scope_or_writes_without_a_card(
     assert report.writes_without_card == [], printed
 
 
-SC001_MISSED: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the stand-in passes 5 of the held-out part's 6 SC-001 scenarios (docs/evaluation.md): "
-        "a defect of the stand-in, left to the branch that owns it"
-    ),
-)
-
-
 @pytest.mark.parametrize(
     "scenario_set",
     [
         ScenarioSet.TUNING,
-        pytest.param(ScenarioSet.HELD_OUT, marks=SC001_MISSED),
+        ScenarioSet.HELD_OUT,
         ScenarioSet.FRESH,
     ],
     ids=lambda s: s.value,

@@ -26,7 +26,6 @@ from sstools_agent.wiring.adapters import (
     tool_output_store_from,
 )
 from tests.support.seed import DASHBOARD_10, DATASET_15
-from tests.support.standin_gaps import VALUES_NOT_IN_WORDS
 
 pytestmark = pytest.mark.anyio
 DASHBOARDS_OF_SS_DEV = "/api/environments/ss-dev/dashboards"
@@ -95,7 +94,6 @@ def routed(audit: MemoryAuditSink) -> dict[str, Any]:
     return records[0].detail
 
 
-@VALUES_NOT_IN_WORDS
 async def test_the_status_of_this_dashboard_is_answered_from_the_prefetch(
     stack: AgentStack, router: ToolRouter
 ):

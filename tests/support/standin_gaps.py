@@ -8,27 +8,6 @@ from typing import Final
 
 import pytest
 
-VALUES_NOT_IN_WORDS: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stand-in gap: its answer shows a result's keys, the upstream's statuses and ISO times as "
-        "they come (`git`: ( `status`: «behind» )), not in words through domain/wording.py"
-    ),
-)
-FAILURE_SAID_TWICE: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stand-in gap: after a failed or timed-out call its answer repeats the failure, with the "
-        "error's code and English text, which the tool card already says"
-    ),
-)
-CAPABILITIES_AS_DATA: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stand-in gap: its answer to «что ты умеешь?» lists the capability tool's records (keys, "
-        "English descriptions, the role's id), not the catalog's labels with «Ещё доступно:»"
-    ),
-)
 FILES_AS_DATA: Final = pytest.mark.xfail(
     strict=True,
     reason=(

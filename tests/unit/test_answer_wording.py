@@ -29,7 +29,6 @@ from sstools_agent.domain.tool_output_summary import summarise_tool_output
 from sstools_agent.domain.tool_runs import ToolCallFailed, UpstreamCredentials
 from sstools_agent.domain.ui_context import UIContext, parse_ui_context
 from sstools_agent.domain.wording import ENUM_VALUES, ISO_TIMESTAMP
-from tests.support.standin_gaps import VALUES_NOT_IN_WORDS
 
 ENVIRONMENTS = EnvironmentRegistry.from_tiers(
     {"ss-dev": "dev", "staging": "staging", "prod": "prod"}
@@ -44,6 +43,8 @@ SEEDED: dict[str, list[Any]] = {
     "migration_id": [1, 2, 3, 5],
     "task_id": ["task-101", "task-102"],
     "status": ["planned", "done", "failed", "running"],
+    # a statement that writes: its result counts the rows it changed
+    "sql": ["UPDATE mart.subscribers SET value = 0 WHERE id = 5"],
 }
 """Seeded objects whose data differs in what an answer says of them."""
 SNAKE_CASE = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w])")
@@ -157,7 +158,6 @@ def test_the_calls_cover_every_tool_the_upstream_serves(results):
     assert len(results) > 50
 
 
-@VALUES_NOT_IN_WORDS
 def test_no_russian_answer_shows_an_identifier_an_english_status_or_an_iso_time(results):
     # Given every result of the sample upstream, whole and as the model reads it when it is long
     found = {}
@@ -166,8 +166,8 @@ def test_no_russian_answer_shows_an_identifier_an_english_status_or_an_iso_time(
         for shown in (data, summary):
             # When the stand-in model answers it in Russian
             answer = answered_in_russian(tool, args, shown)
-            # Then the answer reads as words
-            wrong = problems(shown, answer)
+            # Then the answer reads as words (the names the call gave are names too)
+            wrong = problems({"call": args, "result": shown}, answer)
             if wrong:
                 found[f"{tool}({json.dumps(args, ensure_ascii=False)})"] = (wrong, answer)
     assert not found, json.dumps(found, ensure_ascii=False, indent=1)

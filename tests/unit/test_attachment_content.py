@@ -37,6 +37,7 @@ from sstools_agent.domain.attachments import (
     name_from_metadata,
     name_metadata,
 )
+from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_output_summary import DEFAULT_BUDGET_CHARS
 
 
@@ -395,8 +396,18 @@ def test_the_model_reads_a_json_files_shape_from_its_block():
 
 
 def test_a_question_for_a_tool_is_not_answered_from_the_file():
-    answer = standin_answer("покажи список дашбордов", ("orders.csv", "text/csv", csv_of(3)))
-    assert "строк" not in answer
+    # Given a model offered the dashboards' search (with no tool offered it has only the file)
+    csv_file = model_attachment(
+        info("text/csv", "orders.csv"), csv_of(3).encode(), model_takes_files=False
+    )
+    search = CATALOG.get("search_dashboards")
+    assert search is not None
+    model = StandinChatModel(schemas={search.name: search.args_model.model_json_schema()})
+    # When the user attaches a file and asks for the list
+    reply = model.invoke([user_message("покажи список дашбордов", [csv_file])])
+    # Then the model searches, and says nothing of the file's rows
+    assert [call["name"] for call in reply.tool_calls] == ["search_dashboards"]
+    assert "строк" not in str(reply.content)
 
 
 # --- Bounded checks (a file costs a few times its size beyond fixed costs, whatever its shape) ---

@@ -107,7 +107,7 @@ def test_a_question_about_git_state_never_gets_a_commit_card():
         offered=offered,
     )
     assert not answer.tool_calls
-    assert "modified" in str(answer.content)
+    assert "есть незакоммиченные изменения" in str(answer.content)  # `modified`, in words
 
 
 def test_what_it_did_not_understand_it_says_plainly_in_the_users_language():

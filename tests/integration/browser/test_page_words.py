@@ -14,7 +14,6 @@ from playwright.sync_api import expect
 from local.browser import AgentPage, PageStack
 from sstools_agent.domain.wording import ENUM_VALUES, ISO_TIMESTAMP
 from tests.support.seed import DASHBOARD_10_LINK
-from tests.support.standin_gaps import CAPABILITIES_AS_DATA, VALUES_NOT_IN_WORDS
 
 Tabs = Callable[[PageStack, str], AgentPage]
 ENVIRONMENT_NAMES: Final = frozenset({"ss-dev", "staging", "prod"})
@@ -38,7 +37,6 @@ def not_words(text: str) -> list[str]:
     return found
 
 
-@CAPABILITIES_AS_DATA
 def test_what_can_you_do_lists_the_tools_in_words(site: PageStack, tabs: Tabs):
     # Given an engineer on a page without an object
     tab = tabs(site, site.token("engineer")).open()
@@ -59,7 +57,6 @@ def test_what_can_you_do_lists_the_tools_in_words(site: PageStack, tabs: Tabs):
         assert "Ещё доступно" not in item.inner_text(), item.inner_text()
 
 
-@VALUES_NOT_IN_WORDS
 def test_a_dashboards_status_is_said_in_words(site: PageStack, tabs: Tabs):
     # Given the user came from dashboard 10 in ss-dev (git behind, validation passed)
     tab = tabs(site, site.token("engineer")).open(**DASHBOARD_10_LINK)

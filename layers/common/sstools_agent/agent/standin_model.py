@@ -13,6 +13,7 @@ label, in the user's language, and says plainly what it did not understand.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from sstools_agent.agent.prompts import (
     UNAVAILABLE_OPEN,
 )
 from sstools_agent.agent.scripted_replies import ReplyStreamingModel
+from sstools_agent.domain import output_words as words
 from sstools_agent.domain.attachment_content import read_attachment_blocks
 from sstools_agent.domain.catalog_types import Operation
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS
@@ -512,6 +514,12 @@ def _clarifying_question(tool: str, args: _Args, russian: bool) -> str:
     return f"{args.note} {question}".strip()
 
 
+def _heading(tool: str, args: Mapping[str, Any], russian: bool) -> str:
+    label = read.tool_words(tool, russian)
+    shown = f" ({words.arguments_words(args, russian)})" if args else ""
+    return f"{label[:1].upper()}{label[1:]}{shown}:"
+
+
 def _failure(message: ToolMessage, russian: bool) -> str:
     artifact = message.artifact if isinstance(message.artifact, dict) else {}
     tool, event = message.name or "tool", artifact.get("event")
@@ -526,8 +534,8 @@ def _failure(message: ToolMessage, russian: bool) -> str:
         )
     if event == "cancelled":  # the stream has already said so in Russian
         return read.say(russian, "", "Understood: the operation was cancelled, nothing ran.")
-    detail = read.content_text(message).rsplit("\n", 1)[-1]
-    return read.say(russian, f"Не удалось: «{label}» — {detail}", f"{tool} failed: {detail}")
+    # A failed or timed-out call is said once, by its card (what happened, what to do, «Повторить»)
+    return ""
 
 
 def _page_item(turn: _Turn) -> dict[str, Any]:
@@ -537,6 +545,21 @@ def _page_item(turn: _Turn) -> dict[str, Any]:
     items = [i for v in values for i in (v if isinstance(v, list) else [v]) if isinstance(i, dict)]
     mine = [i for i in items if str(i.get("id")) == str(turn.page.get("objectId"))]
     return mine[0] if mine else (data if isinstance(data, dict) else {})
+
+
+def _also_from_page(turn: _Turn, args: Mapping[str, Any], data: Any) -> str:
+    """What the page's summary adds about the page's object to a result about it (the chart
+    errors behind a dashboard's health figures), as a model reading both would."""
+    if not turn.summary or str(turn.page.get("objectId")) not in map(str, _values(args)):
+        return ""
+    shown = json.dumps(data, ensure_ascii=False)
+    extra = {k: v for k, v in _page_item(turn).items() if f'"{k}"' not in shown}
+    heading = read.say(turn.russian, "Ещё по сводке страницы:", "Also from the page's summary:")
+    return words.output_words(heading, extra, turn.russian) if extra else ""
+
+
+def _values(args: Mapping[str, Any]) -> list[Any]:
+    return [v for value in args.values() for v in (value if isinstance(value, list) else [value])]
 
 
 def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
@@ -557,15 +580,15 @@ def _answer_from_results(messages: Sequence[BaseMessage]) -> str:
             parts.append(_failure(result, russian))
             continue
         args = calls.get(str(result.tool_call_id), {})
-        label = read.tool_words(result.name or "tool", russian)
-        shown = f" ({read.inline(dict(args), russian)})" if args else ""
         data = read.as_data(read.content_text(result))
-        parts.append(read.render(f"{label[:1].upper()}{label[1:]}{shown}:", data, russian))
-        if turn.summary and str(turn.page.get("objectId")) in read.inline(args, False):
-            inline = read.inline(data, russian)
-            extra = {k: v for k, v in _page_item(turn).items() if f"`{k}`" not in inline}
-            heading = read.say(russian, "Ещё по сводке страницы:", "Also from the page's summary:")
-            parts.append(read.render(heading, extra, russian) if extra else "")
+        if words.lists_tools(data):  # what the assistant can do, and what else elsewhere
+            kept_out = {tool: str(entry.get("rule")) for tool, entry in turn.kept_out.items()}
+            parts.append(words.tools_by_operation(data, russian))
+            parts.append(words.also_available(kept_out, russian))
+            continue
+        heading = _heading(result.name or "tool", args, russian)
+        parts.append(words.output_words(heading, data, russian))
+        parts.append(_also_from_page(turn, args, data))
     return "\n\n".join(p for p in parts if p)
 
 
@@ -576,7 +599,7 @@ def _summary_answer(turn: _Turn) -> str:
         f"По сводке объекта страницы ({read.tool_words(tool, True)}):",
         f"From the page object's summary ({tool}):",
     )
-    return read.render(heading, turn.page_result, turn.russian)
+    return words.output_words(heading, turn.page_result, turn.russian)
 
 
 def _kept_out_answer(tool: str, turn: _Turn) -> str:
@@ -613,5 +636,6 @@ def _files_answer(files: Sequence[Mapping[str, Any]], russian: bool) -> str:
     for file in files:
         name = file.get("file") or read.say(russian, "файл", "file")
         heading = read.say(russian, f"Файл «{name}»:", f"File “{name}”:")
-        parts.append(read.render(heading, {k: v for k, v in file.items() if k != "file"}, russian))
+        facts = {k: v for k, v in file.items() if k != "file"}
+        parts.append(words.output_words(heading, facts, russian))
     return "\n\n".join(parts)

@@ -1,12 +1,14 @@
-"""What the stand-in model reads and writes in words: its system prompt's blocks, the user's
-message (language, ids, environments, SQL, durations, quoted text) and a tool output by its shape.
-No tool's word list lives here: the catalog and the glossary name things."""
+"""What the stand-in model reads and writes in words: the blocks of its system prompt, the user's
+message (language, ids, environments, SQL, durations, quoted text) and the catalog's names (a
+tool's output in words is domain/output_words.py). No word list of any tool lives here: the
+catalog and the glossary name things.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -14,7 +16,6 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from sstools_agent.domain.attachment_content import without_attachment_blocks
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENT_TIERS
 from sstools_agent.domain.glossary import ARGUMENT_LABELS
-from sstools_agent.domain.item_importance import ImportanceOrder
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_output_summary import read_tool_output_block
 
@@ -274,63 +275,7 @@ def topic(text: str, known: Sequence[str]) -> str | None:
     return None
 
 
-# -- a tool output in words ----------------------------------------------------------------------
-
-
-def _scalar(value: Any, russian: bool) -> str:
-    if isinstance(value, bool):
-        return say(russian, "да", "yes") if value else say(russian, "нет", "no")
-    if isinstance(value, str) and CATALOG.get(value) is not None:
-        value = tool_words(value, russian)  # a tool is named in words, not by its identifier
-    if isinstance(value, str) and not value.isdigit():
-        return f"«{value}»" if russian else f"“{value}”"
-    return str(value)
-
-
-def inline(value: Any, russian: bool, depth: int = 0) -> str:
-    """A value on one line: names quoted and keys as code, so the answer's own words are in the
-    user's language whatever the data's."""
-    if isinstance(value, Mapping):
-        parts = [
-            f"`{k}`: {inline(v, russian, depth + 1)}"
-            for k, v in value.items()
-            if v not in (None, "", [], {})
-        ]
-        return f"( {', '.join(parts)} )" if depth else ", ".join(parts)
-    if isinstance(value, list):  # spaced: a bracket must not join a quoted name to a token
-        return f"[ {'; '.join(inline(v, russian, depth + 1) for v in value)} ]"
-    return _scalar(value, russian)
-
-
-def _important_first(items: list[Any]) -> list[Any]:
-    """A list's items as they matter (failing before warning before ok, then newest)."""
-    order = ImportanceOrder.of(items)
-    return [items[i] for i in order.ranked(items).indices] if order is not None else items
-
-
-def _lines(value: Any, russian: bool) -> Iterator[str]:
-    if isinstance(value, list):
-        yield from (f"- {inline(item, russian)}" for item in _important_first(value))
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            if isinstance(item, list) and any(isinstance(i, Mapping) for i in item):
-                yield f"`{key}` ({len(item)}):"
-                yield from (f"  - {inline(i, russian)}" for i in _important_first(item))
-            elif item not in (None, "", [], {}):
-                yield f"`{key}`: {inline(item, russian, 1)}"
-    else:
-        yield _scalar(value, russian)
-
-
-def render(heading: str, value: Any, russian: bool) -> str:
-    """A heading and the result's lines (one per item or key), cut at a whole line within the
-    answer's budget."""
-    out = heading
-    for line in _lines(value, russian):
-        if len(out) + len(line) > MAX_ANSWER_CHARS:
-            return out + "\n…"
-        out += "\n" + line
-    return out
+# -- the catalog in words (a tool output in words: domain/output_words.py) ----------------------
 
 
 def tool_words(tool: str, russian: bool) -> str:

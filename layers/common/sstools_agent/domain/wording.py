@@ -101,6 +101,25 @@ seen in the sample upstream and docs/upstream-api.md (git status, validation, he
 migration, task, maintenance and backup statuses, a plan's actions, grants, tiers). A role
 (`engineer`) is not a status: `role_words` says it."""
 
+FIELD_KINDS: Final[Mapping[str, str]] = {
+    **{field: field for field in ("git", "validation", "review", "task", "backup", "tier")},
+    **{"migration": "migration", "migrations": "migration", "backups": "backup"},
+    **{"event": "maintenance", "events": "maintenance", "kind": "task_kind"},
+    **{"access": "access", "operation": "access", "action": "plan_action", "result": "result"},
+}
+"""Which kind of value a field holds, by the field's name (`tier`, `access`) or, for a `status`,
+by its parent's (`git.status` is a git status, a status in `backups` a backup's)."""
+
+
+def field_kind(field: str, parent: str = "") -> str | None:
+    """The STATUS_WORDS kind of a value in `field` under `parent`, or None when the field holds
+    no enum (a name: `environment`, `title`). A `status` of an unknown parent is of a kind
+    `status_words` finds by its value."""
+    if field == "status":
+        return FIELD_KINDS.get(parent, "")
+    return FIELD_KINDS.get(field)
+
+
 ROLE_WORDS: Final[Mapping[str, tuple[str, str]]] = {
     "analyst": ("аналитик", "analyst"),
     "engineer": ("инженер", "engineer"),
