@@ -51,7 +51,7 @@ NEVER_IMPORTED: Final[Mapping[str, str]] = {
 LAYERS: Final[Mapping[str, Layer]] = {
     layer.name: layer
     for layer in (
-        Layer("core", "requirements-core.in", ships_package=True, size_limit_mb=55),
+        Layer("core", "requirements-core.in", ships_package=True, size_limit_mb=65),
         Layer(
             "chat",
             "requirements-chat.in",
@@ -64,7 +64,7 @@ LAYERS: Final[Mapping[str, Layer]] = {
             size_limit_mb=120,
         ),
         Layer("openai", "requirements-openai.in", on_top_of=("core", "chat")),
-        Layer("encoder", "requirements-encoder.in", on_top_of=("core", "chat"), size_limit_mb=180),
+        Layer("encoder", "requirements-encoder.in", on_top_of=("core", "chat"), size_limit_mb=190),
     )
 }
 

@@ -6,27 +6,18 @@ import logging
 import threading
 from typing import Any
 
-import boto3
-import pytest
-from moto import mock_aws
-
 from sstools_agent.adapters.memory import InMemoryPolicyReader
-from sstools_agent.adapters.policy_object import S3PolicyReader
 from sstools_agent.domain.cedar_policy import shipped_policy_text
 from sstools_agent.domain.environments import DEFAULT_ENVIRONMENTS
-from sstools_agent.domain.policy_engine import FixedPolicies, PolicyEngine
+from sstools_agent.domain.policy_engine import PolicyEngine
 from sstools_agent.domain.policy_loading import (
     POLICY_REFUSED,
-    PolicyObjectUnreadable,
     ReloadingPolicies,
 )
 from sstools_agent.domain.roles import Role
 from sstools_agent.domain.tool_catalog import CATALOG
 from sstools_agent.domain.tool_policy import ToolPolicy
 from sstools_agent.domain.ui_context import UIContext
-from sstools_agent.settings import Settings
-from sstools_agent.wiring.adapters import policy_source_from
-from sstools_agent.wiring.chat import tool_policy_from
 
 NO_PROD_DEPLOYS = """
 @id("no-prod-deploys")
@@ -109,28 +100,6 @@ def test_with_no_readable_object_the_shipped_set_decides(caplog):
     assert any(r.getMessage().startswith(POLICY_REFUSED) for r in caplog.records)
 
 
-@pytest.mark.parametrize("versioned", [True, False])
-def test_the_s3_reader_reads_the_object_and_its_version(versioned):
-    with mock_aws():
-        s3 = boto3.client("s3", region_name="eu-central-1")
-        s3.create_bucket(
-            Bucket="policies", CreateBucketConfiguration={"LocationConstraint": "eu-central-1"}
-        )
-        if versioned:
-            s3.put_bucket_versioning(
-                Bucket="policies", VersioningConfiguration={"Status": "Enabled"}
-            )
-        reader = S3PolicyReader("policies", "agent/policy.cedar", region="eu-central-1")
-        with pytest.raises(PolicyObjectUnreadable, match=r"policy\.cedar"):
-            reader.read()
-        put = s3.put_object(Bucket="policies", Key="agent/policy.cedar", Body=b"// one")
-        first = reader.read()
-        assert first.text == "// one"
-        assert first.version == (put["VersionId"] if versioned else put["ETag"])
-        s3.put_object(Bucket="policies", Key="agent/policy.cedar", Body=b"// two")
-        assert reader.read().version != first.version
-
-
 class HeldReader(InMemoryPolicyReader):
     """A reader whose reads wait until the test lets them go (the S3 request in flight)."""
 
@@ -166,34 +135,3 @@ def test_a_reload_after_the_ttl_never_holds_the_caller():
     source.wait_for_reload()
     assert deploys_to_prod(policy) is True
     assert source.version == "v2"
-
-
-def settings_for(bucket: str | None, key: str = "agent/policy.cedar") -> Settings:
-    return Settings(_env_file=None, policy_bucket=bucket, policy_object_key=key)
-
-
-def test_the_functions_decide_with_the_configured_object():
-    with mock_aws():
-        s3 = boto3.client("s3", region_name="eu-central-1")
-        s3.create_bucket(
-            Bucket="team-policies",
-            CreateBucketConfiguration={"LocationConstraint": "eu-central-1"},
-        )
-        s3.put_bucket_versioning(
-            Bucket="team-policies", VersioningConfiguration={"Status": "Enabled"}
-        )
-        s3.put_object(
-            Bucket="team-policies",
-            Key="agent/policy.cedar",
-            Body=(shipped_policy_text() + NO_PROD_DEPLOYS).encode(),
-        )
-        # Given a stage configured with the team's object
-        configured = settings_for("team-policies")
-        # Then the chat's tool policy decides with it, and the REST API's offers follow it
-        assert deploys_to_prod(tool_policy_from(configured)) is False
-        source = policy_source_from(configured)
-        assert isinstance(source, ReloadingPolicies)
-        assert source.version is not None
-        # And without one, the shipped set decides (no S3 read at all)
-        assert deploys_to_prod(tool_policy_from(settings_for(None))) is True
-        assert isinstance(policy_source_from(settings_for(None)), FixedPolicies)
