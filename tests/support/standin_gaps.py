@@ -22,10 +22,3 @@ THIS_WITHOUT_AN_OBJECT_SEARCHES: Final = pytest.mark.xfail(
         "environment's dashboards instead of asking for the dashboard's number"
     ),
 )
-NOTHING_FOUND_AS_DATA: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stand-in gap: a search that finds nothing is shown as its data («total: 0»), not said "
-        "plainly (the object is not in that environment)"
-    ),
-)

@@ -110,3 +110,13 @@ def test_a_count_named_after_its_noun_reads_as_one():
     health = {"items": [{"dashboard_id": 42, "failing_charts": 2, "slow_queries": 1}]}
     assert "2 failing charts; 1 slow query" in output_words("Health:", health, False)
     assert "Изменено строк: 3" in output_words("SQL выполнен:", result, True)
+
+
+def test_a_search_that_finds_nothing_says_so_instead_of_its_count():
+    result = {"environment": "ss-dev", "items": [], "total": 0}
+    answer = output_words("Поиск дашбордов (дашборды: 99999):", result, russian=True)
+    assert answer.endswith("Ничего не найдено.")
+    assert "Всего" not in answer
+    assert "«ss-dev»" in answer
+    english = output_words("Dashboard search:", result, russian=False)
+    assert english.endswith("Nothing found.")

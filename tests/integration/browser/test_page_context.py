@@ -13,7 +13,7 @@ from local.gateway import template_routes
 from local.page import LOCAL_BUILD
 from sstools_agent.domain.glossary import tool_label
 from tests.support.seed import DASHBOARD_10_LINK, SEED_DASHBOARD_TOOLS, SEED_DATASET_TOOLS
-from tests.support.standin_gaps import NOTHING_FOUND_AS_DATA, THIS_WITHOUT_AN_OBJECT_SEARCHES
+from tests.support.standin_gaps import THIS_WITHOUT_AN_OBJECT_SEARCHES
 
 Tabs = Callable[[PageStack, str], AgentPage]
 
@@ -229,7 +229,6 @@ def test_a_link_whose_object_was_dropped_says_so_and_what_the_agent_sees(
     assert "номер" in answer, answer
 
 
-@NOTHING_FOUND_AS_DATA
 def test_a_link_to_a_dashboard_that_does_not_exist_is_said_plainly(site: PageStack, tabs: Tabs):
     # Given a link to a dashboard id that ss-dev does not have
     tab = tabs(site, site.token("engineer")).open(

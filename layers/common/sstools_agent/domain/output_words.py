@@ -274,6 +274,10 @@ def output_words(heading: str, value: Any, russian: bool, budget: int = MAX_ANSW
     short says how many of its items it left out."""
     out = [heading] if heading else []
     used = len(heading)
+    if found_nothing(value):  # «Всего: 0» under empty lists is data, not an answer
+        value = {k: v for k, v in value.items() if not isinstance(v, list) and k != "total"}
+        value_lines = [line for line, _ in _blocks(value, russian)]
+        return "\n".join([*out, *value_lines, say(russian, "Ничего не найдено.", "Nothing found.")])
     for line, listing in _blocks(value, russian):
         if listing is None:
             if used + len(line) > budget:
@@ -299,6 +303,14 @@ def output_words(heading: str, value: Any, russian: bool, budget: int = MAX_ANSW
         if said < len(listing.items):
             return "\n".join(out)
     return "\n".join(out)
+
+
+def found_nothing(value: Any) -> bool:
+    """Whether a result's lists are all empty (a search that found nothing)."""
+    if not isinstance(value, Mapping):
+        return False
+    lists = [v for v in value.values() if isinstance(v, list)]
+    return bool(lists) and not any(lists)
 
 
 def lists_tools(value: Any) -> bool:
